@@ -1,0 +1,164 @@
+package robby
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// A deltaFunc receives the text and reasoning of each streamed chunk; an
+// error it returns stops the stream.
+type deltaFunc func(text, reasoning string) error
+
+// complete sends one chat-completion request over msgs, offering the tools
+// if withTools, streamed if onDelta is not nil, and returns the reply. On
+// error the reply holds what arrived before it, if anything did.
+func (a *Agent) complete(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, withTools bool, onDelta deltaFunc) (*reply, error) {
+	p := a.core.params
+	p.Messages = msgs
+	if withTools {
+		p.Tools = a.core.tools.params
+	}
+	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", p.Model),
+		slog.Int("messages", len(msgs)), slog.Int("tools", len(p.Tools)), slog.Bool("stream", onDelta != nil))
+	ctx, capture := withCapture(ctx)
+	if onDelta == nil {
+		res, err := a.core.client.Chat.Completions.New(ctx, p, a.core.reqOpts...)
+		if err != nil {
+			return nil, requestError(ctx, err, capture)
+		}
+		return replyOf(res)
+	}
+	if !p.StreamOptions.IncludeUsage.Valid() {
+		p.StreamOptions.IncludeUsage = openai.Bool(true)
+	}
+	s := a.core.client.Chat.Completions.NewStreaming(ctx, p, a.core.reqOpts...)
+	defer s.Close()
+	r := new(reply)
+	for s.Next() {
+		chunk := s.Current()
+		text, reasoning := r.addChunk(&chunk)
+		if text == "" && reasoning == "" {
+			continue
+		}
+		if err := onDelta(text, reasoning); err != nil {
+			return r, err
+		}
+	}
+	if err := s.Err(); err != nil {
+		return r, requestError(ctx, err, capture)
+	}
+	if r.finish == "" {
+		return r, ErrIncompleteStream
+	}
+	return r, nil
+}
+
+// requestError wraps what openai-go returned for a failed request.
+func requestError(ctx context.Context, err error, c *errorCapture) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("robby: chat completion: %w", context.Cause(ctx))
+	}
+	var apiErr *APIError
+	if err = endpointError(err, c); errors.As(err, &apiErr) {
+		return err
+	}
+	return fmt.Errorf("robby: chat completion: %w", err)
+}
+
+// ChatCompletion asks the model to answer the conversation, without tools,
+// adds its answer to the conversation and returns it.
+func (a *Agent) ChatCompletion(ctx context.Context) (string, error) {
+	return a.chat(ctx, nil)
+}
+
+// ChatCompletionStream is [Agent.ChatCompletion] with the answer streamed:
+// fn gets each piece of text as it arrives. An error from fn stops the
+// stream and is returned. On any error, the text received so far is
+// returned with it and the conversation is left as it was.
+func (a *Agent) ChatCompletionStream(ctx context.Context, fn func(delta string) error) (string, error) {
+	return a.chat(ctx, func(text, _ string) error {
+		if text == "" {
+			return nil
+		}
+		return fn(text)
+	})
+}
+
+func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	r, err := a.complete(ctx, a.history(nil), false, onDelta)
+	if err != nil {
+		if r != nil {
+			return r.text.String(), err
+		}
+		return "", err
+	}
+	a.AddMessages(r.message(nil))
+	return r.text.String(), nil
+}
+
+// ToolsCompletion offers the tools to the model and returns the calls it
+// asks for, none if it answered with text. The assistant message (text and
+// calls) is added to the conversation; give the calls to
+// [Agent.ExecuteToolCalls] to add their results.
+func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, err := a.complete(ctx, a.history(nil), true, nil)
+	if err != nil {
+		return nil, err
+	}
+	calls := r.toolCalls()
+	a.AddMessages(r.message(calls))
+	return calls, nil
+}
+
+// ExecuteToolCalls runs calls concurrently, at most
+// [WithMaxToolCallsPerTurn] of them, and adds one tool message per call to
+// the conversation, in the order of calls. A failing, unknown, panicking or
+// timed-out tool gives an error result that the model will read; the error
+// returned is only that of ctx.
+func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	results := make([]ToolResult, len(calls))
+	a.execute(ctx, calls, results, nil)
+	a.AddMessages(toolMessages(results)...)
+	if err := ctx.Err(); err != nil {
+		return results, fmt.Errorf("robby: executing tool calls: %w", context.Cause(ctx))
+	}
+	return results, nil
+}
+
+// execute runs the calls of one turn into results and logs their outcome.
+// If done is not nil, the index of each result is sent on it when the
+// result is ready.
+func (a *Agent) execute(ctx context.Context, calls []ToolCall, results []ToolResult, done chan<- int) {
+	a.core.tools.execute(ctx, calls, results, done)
+	for _, r := range results {
+		a.core.log.DebugContext(ctx, "robby: tool call", slog.String("tool", r.Call.Name),
+			slog.String("id", r.Call.ID), slog.Duration("duration", r.Duration), slog.Any("error", r.Err))
+	}
+}
+
+func toolMessages(results []ToolResult) []openai.ChatCompletionMessageParamUnion {
+	msgs := make([]openai.ChatCompletionMessageParamUnion, len(results))
+	for i, r := range results {
+		msgs[i] = openai.ToolMessage(r.Output, r.Call.ID)
+	}
+	return msgs
+}

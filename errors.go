@@ -1,0 +1,192 @@
+package robby
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// Conditions a caller may test with [errors.Is].
+var (
+	// ErrMaxTurns ends a run that used all its turns while the model still
+	// asked for tools. The run's partial [Result] comes with it.
+	ErrMaxTurns = errors.New("robby: turn limit reached")
+
+	// ErrIncompleteStream reports a streamed reply that ended without a
+	// finish reason: the connection closed or the provider gave up midway.
+	ErrIncompleteStream = errors.New("robby: stream ended before the reply was complete")
+
+	// ErrNoChoices reports a reply that carried no message at all.
+	ErrNoChoices = errors.New("robby: reply has no choices")
+
+	// ErrUnknownTool is the error of a call to a tool the agent does not have.
+	ErrUnknownTool = errors.New("robby: unknown tool")
+
+	// ErrInvalidArguments is the error of a call whose arguments are not
+	// valid JSON or do not fit the tool's schema.
+	ErrInvalidArguments = errors.New("robby: invalid tool arguments")
+
+	// ErrToolLimit is the error of a call that was not run because the turn
+	// asked for more calls than [WithMaxToolCallsPerTurn] allows.
+	ErrToolLimit = errors.New("robby: too many tool calls in one turn")
+
+	// ErrToolPanic is the error of a tool that panicked; the panic is
+	// recovered and the agent goes on.
+	ErrToolPanic = errors.New("robby: tool panicked")
+)
+
+// An APIError is an error answer from the chat-completions endpoint, or an
+// error the provider sent in the middle of a stream. Its Message is the
+// provider's own text, whatever the shape of the body it came in. It wraps
+// the [*openai.Error] (reachable with [errors.As]) when there is one.
+type APIError struct {
+	StatusCode int    // HTTP status; 0 for an error sent inside a stream
+	Message    string // the provider's message, or the body's text
+	err        error
+}
+
+func (e *APIError) Error() string {
+	if e.StatusCode == 0 {
+		return "robby: endpoint error in stream: " + e.Message
+	}
+	status := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Message == "" {
+		return "robby: endpoint returned " + strings.TrimSpace(status)
+	}
+	return fmt.Sprintf("robby: endpoint returned %s: %s", strings.TrimSpace(status), e.Message)
+}
+
+func (e *APIError) Unwrap() error { return e.err }
+
+// errorCapture records the last error response of a request, because
+// openai-go loses the message (or even the status) of bodies that are not
+// OpenAI's error envelope.
+type errorCapture struct {
+	status int
+	body   []byte
+	req    *http.Request
+	res    *http.Response
+}
+
+type captureKey struct{}
+
+// maxErrorBody bounds how much of an error body is kept.
+const maxErrorBody = 64 << 10
+
+// captureErrors is an openai-go middleware that keeps a copy of every error
+// body for the request's errorCapture, and gives openai-go the same bytes.
+func captureErrors(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	c, _ := req.Context().Value(captureKey{}).(*errorCapture)
+	if err != nil || c == nil || res.StatusCode < 400 {
+		return res, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	c.status, c.body, c.req, c.res = res.StatusCode, body, req, res
+	return res, nil
+}
+
+func withCapture(ctx context.Context) (context.Context, *errorCapture) {
+	c := new(errorCapture)
+	return context.WithValue(ctx, captureKey{}, c), c
+}
+
+// endpointError turns what openai-go returned into an *APIError carrying
+// the provider's message, or returns err as it is for other failures
+// (network, context).
+func endpointError(err error, c *errorCapture) error {
+	var oe *openai.Error
+	isOE := errors.As(err, &oe)
+	var se *ssestream.StreamError
+	switch {
+	case errors.As(err, &se):
+		return &APIError{Message: providerMessage([]byte(se.Event.Data)), err: err}
+	case c.status != 0:
+		if !isOE {
+			// openai-go could not even decode the body: give callers the
+			// *openai.Error it would have built.
+			oe = &openai.Error{StatusCode: c.status, Request: c.req, Response: c.res}
+		}
+		oe.Message = providerMessage(c.body)
+		return &APIError{StatusCode: c.status, Message: oe.Message, err: oe}
+	case isOE:
+		return &APIError{StatusCode: oe.StatusCode, Message: oe.Message, err: oe}
+	}
+	return err
+}
+
+var (
+	htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+	htmlTag   = regexp.MustCompile(`(?s)<[^>]*>`)
+	spaces    = regexp.MustCompile(`\s+`)
+)
+
+// maxMessage bounds the length of a provider message kept in an error.
+const maxMessage = 500
+
+// providerMessage finds the human-readable message in an error body:
+// OpenAI's {"error":{"message"}}, {"error":"text"}, Gemini's array of those,
+// Mistral's {"object":"error","message":...}, {"detail":...}, an HTML page
+// from a proxy, or plain text.
+func providerMessage(body []byte) string {
+	body = bytes.TrimSpace(body)
+	var v any
+	if json.Unmarshal(body, &v) == nil {
+		if m := messageIn(v, 0); m != "" {
+			return clip(m)
+		}
+	}
+	text := string(body)
+	if m := htmlTitle.FindStringSubmatch(text); m != nil {
+		text = m[1]
+	} else if strings.HasPrefix(text, "<") {
+		text = htmlTag.ReplaceAllString(text, " ")
+	}
+	return clip(spaces.ReplaceAllString(html.UnescapeString(text), " "))
+}
+
+func messageIn(v any, depth int) string {
+	if depth > 4 {
+		return ""
+	}
+	switch v := v.(type) {
+	case string:
+		return v
+	case []any:
+		var parts []string
+		for _, e := range v {
+			if m := messageIn(e, depth+1); m != "" {
+				parts = append(parts, m)
+			}
+		}
+		return strings.Join(parts, "; ")
+	case map[string]any:
+		for _, key := range []string{"error", "message", "detail", "msg"} {
+			if m := messageIn(v[key], depth+1); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > maxMessage {
+		return strings.ToValidUTF8(s[:maxMessage], "") + "…"
+	}
+	return s
+}

@@ -1,0 +1,214 @@
+package robby
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// A Result is what a run did.
+type Result struct {
+	// Text is the model's last answer; after an error, the text received
+	// before it.
+	Text string
+	// Reasoning is the reasoning the model showed before that answer, for
+	// providers that send it.
+	Reasoning string
+	// Messages are the messages the run added to the conversation: the
+	// prompt, the assistant's messages and the tool results.
+	Messages []openai.ChatCompletionMessageParamUnion
+	// Turns counts the model requests.
+	Turns int
+	// ToolCalls are the tool calls of every turn, in order.
+	ToolCalls []ToolResult
+	// Usage sums the tokens of every turn, as the provider reported them.
+	Usage Usage
+}
+
+// EventKind tells which fields of an [Event] are set.
+type EventKind int
+
+// The kinds of [Event], in the order a turn produces them.
+const (
+	EventText       EventKind = iota + 1 // Delta is a piece of the answer
+	EventReasoning                       // Delta is a piece of the model's reasoning
+	EventToolCall                        // ToolCall is a complete call, about to run
+	EventToolResult                      // ToolResult is the outcome of a call
+	EventTurnEnd                         // the turn is over; Usage is its usage
+	EventDone                            // the run is over; Result is set
+)
+
+var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "turn-end", "done"}
+
+func (k EventKind) String() string {
+	if k > 0 && int(k) < len(eventNames) {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// An Event is one step of a streamed run.
+type Event struct {
+	Kind       EventKind
+	Turn       int // the turn the event belongs to, from 1
+	Delta      string
+	ToolCall   ToolCall
+	ToolResult *ToolResult
+	Usage      Usage
+	Result     *Result
+}
+
+// Run adds prompt to the conversation as a user message and runs the
+// ReAct loop: it asks the model, runs the tools it calls, gives it their
+// results, and so on until the model answers without calling a tool.
+//
+// Each turn is added to the conversation as a whole, once its tools have
+// run, so the conversation never holds a tool call without its result. A
+// run that fails before its first turn completes leaves the conversation
+// as it was, prompt included, so it can be retried as it is.
+//
+// When the model still calls tools after [WithMaxTurns] turns, Run returns
+// the partial result with an error wrapping [ErrMaxTurns]. Errors from the
+// endpoint are [*APIError]s. The result is never nil.
+func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
+	return a.run(ctx, prompt, nil)
+}
+
+// Stream is [Agent.Run] with every step reported as it happens: text and
+// reasoning deltas, each tool call and its result, the end of each turn.
+// The last event is always of kind [EventDone] and carries the [Result],
+// paired with the run's error, if any. Other events come with a nil error.
+//
+// Breaking out of the loop stops the run: the response is closed, running
+// tools are cancelled, and the conversation keeps the turns that ended.
+func (a *Agent) Stream(ctx context.Context, prompt string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stopped := false
+		emit := func(e Event) bool {
+			if !stopped && !yield(e, nil) {
+				stopped = true
+				cancel()
+			}
+			return !stopped
+		}
+		res, err := a.run(ctx, prompt, emit)
+		if !stopped {
+			yield(Event{Kind: EventDone, Turn: res.Turns, Result: res}, err)
+		}
+	}
+}
+
+// errStopped ends a stream whose consumer stopped listening.
+var errStopped = errors.New("robby: stream consumer stopped")
+
+// run is the loop behind Run (emit nil, plain requests) and Stream.
+func (a *Agent) run(ctx context.Context, prompt string, emit func(Event) bool) (*Result, error) {
+	res := new(Result)
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer release()
+	pending := []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}
+	commit := func() {
+		a.AddMessages(pending...)
+		res.Messages = append(res.Messages, pending...)
+		pending = nil
+	}
+	for turn := 1; ; turn++ {
+		if turn > a.core.maxTurns {
+			return res, fmt.Errorf("%w: %d turns", ErrMaxTurns, a.core.maxTurns)
+		}
+		final := a.core.finalTurn && turn == a.core.maxTurns
+		res.Turns = turn
+		r, err := a.complete(ctx, a.history(pending), !final, a.deltaEmitter(turn, emit))
+		if r != nil {
+			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
+		}
+		if err != nil {
+			if errors.Is(err, errStopped) || ctx.Err() != nil {
+				return res, fmt.Errorf("robby: run: %w", context.Cause(ctx))
+			}
+			return res, err
+		}
+		res.Usage.add(r.usage)
+		calls := r.toolCalls()
+		pending = append(pending, r.message(calls))
+		if len(calls) == 0 {
+			commit()
+			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
+			return res, nil
+		}
+		results := a.runTools(ctx, turn, calls, final, emit)
+		res.ToolCalls = append(res.ToolCalls, results...)
+		pending = append(pending, toolMessages(results)...)
+		commit()
+		if !emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage}) || ctx.Err() != nil {
+			return res, fmt.Errorf("robby: run: %w", context.Cause(ctx))
+		}
+		if final {
+			return res, fmt.Errorf("%w: %d turns, and the model still called tools", ErrMaxTurns, turn)
+		}
+	}
+}
+
+// deltaEmitter turns streamed deltas into events, or returns nil for a
+// plain request when nobody listens.
+func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
+	if emit == nil {
+		return nil
+	}
+	return func(text, reasoning string) error {
+		if reasoning != "" && !emit(Event{Kind: EventReasoning, Turn: turn, Delta: reasoning}) {
+			return errStopped
+		}
+		if text != "" && !emit(Event{Kind: EventText, Turn: turn, Delta: text}) {
+			return errStopped
+		}
+		return nil
+	}
+}
+
+// runTools runs the calls of one turn, reporting each call and, as soon as
+// it is known, each result. On the final turn no tool is offered, so no
+// call is run.
+func (a *Agent) runTools(ctx context.Context, turn int, calls []ToolCall, final bool, emit func(Event) bool) []ToolResult {
+	for _, c := range calls {
+		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: c})
+	}
+	if final {
+		results := make([]ToolResult, len(calls))
+		for i, c := range calls {
+			results[i].Call = c
+			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), nil, i)
+		}
+		return results
+	}
+	results := make([]ToolResult, len(calls))
+	if emit == nil {
+		a.execute(ctx, calls, results, nil)
+		return results
+	}
+	done := make(chan int, len(calls))
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		a.execute(ctx, calls, results, done)
+	}()
+	for range calls {
+		i := <-done
+		emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: calls[i], ToolResult: &results[i]})
+	}
+	<-finished
+	return results
+}
+
+// emitEvent sends e if someone listens, and reports whether they still do.
+func emitEvent(emit func(Event) bool, e Event) bool {
+	return emit == nil || emit(e)
+}

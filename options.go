@@ -1,0 +1,192 @@
+package robby
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// An Option configures an [Agent]. Options are applied in order by [New],
+// which reports any invalid value as an error.
+type Option func(*config) error
+
+// Defaults used by [New] when no option says otherwise.
+const (
+	DefaultMaxTurns            = 8
+	DefaultMaxToolCallsPerTurn = 4
+	DefaultToolTimeout         = 2 * time.Minute
+)
+
+// config collects what the options set; [New] validates it once and the
+// agent never changes it afterwards.
+type config struct {
+	baseURL, apiKey *string
+	client          *openai.Client
+	requestOptions  []option.RequestOption
+
+	model     string
+	system    string
+	params    openai.ChatCompletionNewParams
+	tools     []Tool
+	maxTurns  int
+	maxCalls  int
+	timeout   time.Duration
+	logger    *slog.Logger
+	finalTurn bool
+}
+
+func defaultConfig() config {
+	return config{
+		maxTurns: DefaultMaxTurns,
+		maxCalls: DefaultMaxToolCallsPerTurn,
+		timeout:  DefaultToolTimeout,
+		logger:   slog.New(slog.DiscardHandler),
+	}
+}
+
+// WithBaseURL sets the chat-completions endpoint, such as
+// "http://localhost:12434/engines/v1" for Docker Model Runner or
+// "http://localhost:11434/v1" for Ollama. Without it, OPENAI_BASE_URL applies,
+// then OpenAI's own endpoint.
+func WithBaseURL(url string) Option {
+	return func(c *config) error {
+		if url == "" {
+			return errors.New("WithBaseURL: empty URL")
+		}
+		c.baseURL = &url
+		return nil
+	}
+}
+
+// WithAPIKey sets the bearer token sent to the endpoint. An empty key is
+// allowed: local servers such as Docker Model Runner, Ollama and llama.cpp
+// need none. Without it, OPENAI_API_KEY applies.
+func WithAPIKey(key string) Option {
+	return func(c *config) error {
+		c.apiKey = &key
+		return nil
+	}
+}
+
+// WithClient makes the agent use an openai-go client the caller configured
+// (transport, retries, middleware, ...). [WithBaseURL], [WithAPIKey] and
+// [WithRequestOptions] still apply on top of it, per request.
+func WithClient(client openai.Client) Option {
+	return func(c *config) error {
+		c.client = &client
+		return nil
+	}
+}
+
+// WithRequestOptions adds openai-go request options to every request the
+// agent sends: headers, retries, timeouts, middleware.
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return func(c *config) error {
+		c.requestOptions = append(c.requestOptions, opts...)
+		return nil
+	}
+}
+
+// WithModel sets the model name sent with every request. It is required,
+// unless [WithParams] names the model.
+func WithModel(name string) Option {
+	return func(c *config) error {
+		if name == "" {
+			return errors.New("WithModel: empty model name")
+		}
+		c.model = name
+		return nil
+	}
+}
+
+// WithSystem sets a system prompt that opens the conversation.
+func WithSystem(prompt string) Option {
+	return func(c *config) error {
+		c.system = prompt
+		return nil
+	}
+}
+
+// WithParams sets the base request: temperature, seed, max tokens and any
+// other chat-completions parameter. Its Messages, if any, begin the
+// conversation, after the [WithSystem] prompt. Its Tools are ignored: tools
+// are given with [WithTools]. [WithModel] overrides its Model.
+func WithParams(params openai.ChatCompletionNewParams) Option {
+	return func(c *config) error {
+		c.params = params
+		return nil
+	}
+}
+
+// WithTools adds tools the model may call. Names must be unique and match
+// the pattern the chat-completions API accepts: ^[a-zA-Z0-9_-]{1,64}$.
+func WithTools(tools ...Tool) Option {
+	return func(c *config) error {
+		c.tools = append(c.tools, tools...)
+		return nil
+	}
+}
+
+// WithMaxTurns bounds how many model requests one [Agent.Run] or
+// [Agent.Stream] makes (default [DefaultMaxTurns]). When the limit is reached
+// the run ends with [ErrMaxTurns], unless [WithFinalAnswer] is set.
+func WithMaxTurns(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithMaxTurns: %d is not a positive number of turns", n)
+		}
+		c.maxTurns = n
+		return nil
+	}
+}
+
+// WithMaxToolCallsPerTurn bounds how many tool calls of one model turn run
+// (default [DefaultMaxToolCallsPerTurn]); they run concurrently. Calls past
+// the limit are not run: the model is told so in their tool messages.
+func WithMaxToolCallsPerTurn(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("WithMaxToolCallsPerTurn: %d is not a positive number of calls", n)
+		}
+		c.maxCalls = n
+		return nil
+	}
+}
+
+// WithToolTimeout bounds each tool call (default [DefaultToolTimeout]).
+// Zero means no bound other than the run's context.
+func WithToolTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("WithToolTimeout: negative duration %v", d)
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithLogger sets where the agent logs requests, tool calls and recovered
+// faults. The default discards everything. API keys are never logged.
+func WithLogger(logger *slog.Logger) Option {
+	return func(c *config) error {
+		if logger == nil {
+			return errors.New("WithLogger: nil logger")
+		}
+		c.logger = logger
+		return nil
+	}
+}
+
+// WithFinalAnswer makes the last allowed turn ask the model for an answer
+// without offering it tools, so that a run that reaches [WithMaxTurns] ends
+// with the model's summary of the work done instead of [ErrMaxTurns].
+func WithFinalAnswer() Option {
+	return func(c *config) error {
+		c.finalTurn = true
+		return nil
+	}
+}

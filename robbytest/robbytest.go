@@ -1,0 +1,215 @@
+// Package robbytest provides a scripted, OpenAI-compatible chat-completions
+// server for testing agents offline.
+//
+// A [Server] answers each request with the next [Reply] in its queue, in the
+// wire format real providers use: a chat.completion object for plain
+// requests, chat.completion.chunk server-sent events ending in [DONE] for
+// streamed ones. It records every request, so tests can check what the
+// agent sent.
+//
+//	srv := robbytest.NewServer()
+//	defer srv.Close()
+//	srv.Reply(
+//		robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`)),
+//		robbytest.Text("1 + 2 = 3"),
+//	)
+//	agent, err := robby.New(robby.WithBaseURL(srv.URL), robby.WithModel("test"), ...)
+package robbytest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+)
+
+// A Server is a fake chat-completions endpoint on a local address. It is
+// safe for concurrent use.
+type Server struct {
+	// URL is the base URL to give the client, ending in /v1.
+	URL string
+
+	srv      *httptest.Server
+	mu       sync.Mutex
+	replies  []Reply
+	requests []Request
+}
+
+// NewServer starts a server with an empty queue. Close it when done.
+func NewServer() *Server {
+	s := new(Server)
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL + "/v1"
+	return s
+}
+
+// Close shuts the server down, waiting for the requests in progress.
+func (s *Server) Close() { s.srv.Close() }
+
+// Client returns an HTTP client that talks to the server.
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// Reply queues replies; each request takes the first one left. A request
+// that finds the queue empty gets a 500 error saying so.
+func (s *Server) Reply(replies ...Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies = append(s.replies, replies...)
+}
+
+// Pending returns how many queued replies no request has taken yet.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.replies)
+}
+
+// Requests returns the requests received so far, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	req, err := readRequest(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var next *Reply
+	if len(s.replies) > 0 {
+		next = &s.replies[0]
+		s.replies = s.replies[1:]
+	}
+	s.mu.Unlock()
+	if next == nil {
+		writeError(w, http.StatusInternalServerError, "robbytest: no reply scripted for this request")
+		return
+	}
+	next.serve(w, r, &req)
+}
+
+// A Request is a request the server received.
+type Request struct {
+	Path     string
+	Header   http.Header
+	Body     []byte // the JSON body as sent
+	Model    string
+	Stream   bool
+	Messages []Message
+	Tools    []string // the names of the tools offered
+}
+
+// A Message is a message of a [Request], reduced to what tests check.
+type Message struct {
+	Role       string
+	Content    string // text parts joined
+	ToolCalls  []ToolCall
+	ToolCallID string // for role "tool"
+}
+
+// A ToolCall is a tool call in a reply or in an assistant message.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+	// Extra holds provider fields of the call, such as Gemini's
+	// extra_content, as JSON.
+	Extra map[string]json.RawMessage
+}
+
+// Call makes a tool call for [ToolCalls], with an id of the form OpenAI uses.
+func Call(name, arguments string) ToolCall {
+	return ToolCall{Name: name, Arguments: arguments}
+}
+
+func readRequest(r *http.Request) (Request, error) {
+	var body struct {
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Messages []struct {
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+				ExtraContent json.RawMessage `json:"extra_content"`
+			} `json:"tool_calls"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	raw := new(strings.Builder)
+	dec := json.NewDecoder(teeReader{r.Body, raw})
+	if err := dec.Decode(&body); err != nil {
+		return Request{}, fmt.Errorf("robbytest: request body: %v", err)
+	}
+	req := Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream}
+	for _, m := range body.Messages {
+		msg := Message{Role: m.Role, Content: contentText(m.Content), ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			call := ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
+			if len(tc.ExtraContent) > 0 {
+				call.Extra = map[string]json.RawMessage{"extra_content": tc.ExtraContent}
+			}
+			msg.ToolCalls = append(msg.ToolCalls, call)
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	for _, t := range body.Tools {
+		req.Tools = append(req.Tools, t.Function.Name)
+	}
+	return req, nil
+}
+
+// contentText reads a message's content: a string, or an array of parts
+// whose text parts are joined.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+type teeReader struct {
+	r interface{ Read([]byte) (int, error) }
+	w *strings.Builder
+}
+
+func (t teeReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.w.Write(p[:n])
+	return n, err
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "robbytest_error"}})
+	w.Write(b)
+}
+
+// created is the creation time of every reply (2026-01-01), fixed so that
+// replies are the same from run to run.
+const created = 1767225600

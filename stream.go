@@ -1,0 +1,280 @@
+package robby
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/respjson"
+)
+
+// A reply is one assistant message, put together from a stream or read from
+// a plain response.
+type reply struct {
+	text      strings.Builder
+	reasoning strings.Builder
+	calls     []*callBuilder
+	finish    string
+	usage     Usage
+}
+
+// callBuilder collects the deltas of one tool call.
+type callBuilder struct {
+	index    int64
+	hasIndex bool
+	id       string
+	name     string
+	args     strings.Builder
+	extra    map[string]any // provider fields to send back, such as Gemini's extra_content
+}
+
+// addChunk folds one streamed chunk into the reply and returns the text and
+// reasoning it added. Only the first choice is read: robby never asks for
+// more than one.
+func (r *reply) addChunk(c *openai.ChatCompletionChunk) (text, reasoning string) {
+	if c.JSON.Usage.Valid() && c.Usage.TotalTokens > 0 {
+		// Some providers repeat usage; the last one is the total.
+		r.usage = usageOf(c.Usage)
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.FinishReason != "" {
+			r.finish = ch.FinishReason
+		}
+		d := &ch.Delta
+		text = d.Content
+		if text == "" {
+			text = d.Refusal
+		}
+		r.text.WriteString(text)
+		reasoning = reasoningOf(d.JSON.ExtraFields)
+		r.reasoning.WriteString(reasoning)
+		for j := range d.ToolCalls {
+			r.addToolDelta(&d.ToolCalls[j])
+		}
+	}
+	return text, reasoning
+}
+
+// reasoningOf reads the reasoning delta that DeepSeek, llama.cpp and older
+// vLLM send as reasoning_content, and Ollama, OpenRouter and newer vLLM as
+// reasoning.
+func reasoningOf(extra map[string]respjson.Field) string {
+	for _, key := range [...]string{"reasoning_content", "reasoning"} {
+		f, ok := extra[key]
+		if !ok || !f.Valid() {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil {
+			return s
+		}
+	}
+	return ""
+}
+
+// addToolDelta finds the call a delta belongs to. Providers disagree:
+// OpenAI sends id and name once then fragments by index; Ollama may give
+// every parallel call index 0 with its own id; Gemini sends no index and
+// maybe no id; LM Studio sends a new id on every fragment; vLLM repeats id
+// and name in its last chunk. The rule: a delta continues the call with
+// its id, else the last call with its index (or the last call), unless it
+// names a new function or that call's arguments are already complete.
+func (r *reply) addToolDelta(d *openai.ChatCompletionChunkChoiceDeltaToolCall) {
+	hasIndex := d.JSON.Index.Valid()
+	name, args := d.Function.Name, d.Function.Arguments
+	if args == "null" {
+		args = ""
+	}
+	b := r.findCall(d.ID, hasIndex, d.Index)
+	if b != nil && b.startsAnother(d.ID, name, args) {
+		b = nil
+	}
+	if b == nil {
+		b = &callBuilder{index: d.Index, hasIndex: hasIndex}
+		r.calls = append(r.calls, b)
+	}
+	if b.id == "" {
+		b.id = d.ID
+	}
+	if b.name == "" {
+		b.name = name
+	}
+	if !b.repeatsArguments(args) {
+		b.args.WriteString(args)
+	}
+	for k, f := range d.JSON.ExtraFields {
+		if raw := f.Raw(); f.Valid() && raw != "null" {
+			if b.extra == nil {
+				b.extra = make(map[string]any)
+			}
+			b.extra[k] = json.RawMessage(raw)
+		}
+	}
+}
+
+func (r *reply) findCall(id string, hasIndex bool, index int64) *callBuilder {
+	if id != "" {
+		for _, b := range r.calls {
+			if b.id == id {
+				return b
+			}
+		}
+	}
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		if b := r.calls[i]; !hasIndex || !b.hasIndex || b.index == index {
+			return b
+		}
+	}
+	return nil
+}
+
+// startsAnother reports whether a delta found to belong to b is in fact
+// the start of a new call.
+func (b *callBuilder) startsAnother(id, name, args string) bool {
+	switch {
+	case name != "" && b.name != "" && name != b.name:
+		return true // another function
+	case name != "" && b.name != "" && b.complete():
+		// The same function again: a repeat of the call (vLLM's last
+		// chunk) keeps its id; a new call of it does not.
+		return id == "" || id != b.id
+	case id != "" && b.id != "" && id != b.id:
+		// A new id without a name is LM Studio's fragment; with a
+		// name it is another call.
+		return name != "" || b.complete() && args != "" && !b.repeatsArguments(args)
+	}
+	return false
+}
+
+// complete reports whether the arguments so far are a whole JSON value.
+func (b *callBuilder) complete() bool {
+	return b.args.Len() > 0 && json.Valid([]byte(b.args.String()))
+}
+
+// repeatsArguments reports whether args is the whole of what b already
+// has, as some vLLM parsers send once more in their final chunk.
+func (b *callBuilder) repeatsArguments(args string) bool {
+	return args != "" && args == b.args.String() && b.complete()
+}
+
+// toolCalls returns the calls with their arguments made usable: none at all
+// becomes {}, and a missing or repeated id is replaced by a new one, used
+// from then on in the tool message too.
+func (r *reply) toolCalls() []ToolCall {
+	calls := make([]ToolCall, len(r.calls))
+	seen := make(map[string]bool, len(r.calls))
+	for i, b := range r.calls {
+		id := b.id
+		if id == "" || seen[id] {
+			id = newCallID()
+		}
+		seen[id] = true
+		args := strings.TrimSpace(b.args.String())
+		if args == "" || args == "null" {
+			args = "{}"
+		}
+		calls[i] = ToolCall{ID: id, Name: b.name, Arguments: args}
+	}
+	return calls
+}
+
+// newCallID makes a tool-call id of 9 letters and digits, the one format
+// every provider's chat template accepts (Mistral's checks for it).
+func newCallID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b [9]byte
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b[:])
+}
+
+// message returns the assistant message to keep in the conversation. Its
+// reasoning is left out: providers reject it when it is sent back.
+func (r *reply) message(calls []ToolCall) openai.ChatCompletionMessageParamUnion {
+	var m openai.ChatCompletionAssistantMessageParam
+	if text := r.text.String(); text != "" || len(calls) == 0 {
+		m.Content.OfString = openai.String(text)
+	}
+	for i, c := range calls {
+		p := openai.ChatCompletionMessageFunctionToolCallParam{
+			ID:       c.ID,
+			Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
+		}
+		if extra := r.calls[i].extra; extra != nil {
+			p.SetExtraFields(extra)
+		}
+		m.ToolCalls = append(m.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &p})
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &m}
+}
+
+// replyOf reads a plain (not streamed) response.
+func replyOf(c *openai.ChatCompletion) (*reply, error) {
+	var r reply
+	r.usage = usageOf(c.Usage)
+	if len(c.Choices) == 0 {
+		return nil, ErrNoChoices
+	}
+	ch := &c.Choices[0]
+	r.finish = ch.FinishReason
+	m := &ch.Message
+	r.text.WriteString(m.Content)
+	if m.Content == "" {
+		r.text.WriteString(m.Refusal)
+	}
+	r.reasoning.WriteString(reasoningOf(m.JSON.ExtraFields))
+	for _, tc := range m.ToolCalls {
+		b := &callBuilder{id: tc.ID, name: tc.Function.Name}
+		if tc.Type == "custom" {
+			return nil, fmt.Errorf("robby: custom tool call %q is not supported", tc.Custom.Name)
+		}
+		b.args.WriteString(tc.Function.Arguments)
+		b.extra = extraFieldsOf(tc.RawJSON(), "id", "type", "function", "index")
+		r.calls = append(r.calls, b)
+	}
+	return &r, nil
+}
+
+// extraFieldsOf returns the fields of a JSON object other than known ones.
+func extraFieldsOf(raw string, known ...string) map[string]any {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal([]byte(raw), &fields) != nil {
+		return nil
+	}
+	var extra map[string]any
+	for k, v := range fields {
+		if slices.Contains(known, k) || string(v) == "null" {
+			continue
+		}
+		if extra == nil {
+			extra = make(map[string]any)
+		}
+		extra[k] = v
+	}
+	return extra
+}
+
+// Usage counts the tokens a run used, summed over its turns.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	TotalTokens      int64
+}
+
+func usageOf(u openai.CompletionUsage) Usage {
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+}
+
+func (u *Usage) add(v Usage) {
+	u.PromptTokens += v.PromptTokens
+	u.CompletionTokens += v.CompletionTokens
+	u.TotalTokens += v.TotalTokens
+}

@@ -1,0 +1,289 @@
+package robby
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// A Tool is a function the model may call. Build one with [NewTool] or
+// [FuncTool] and give it to the agent with [WithTools]. A Tool is immutable
+// and safe for concurrent use; its function may be called concurrently.
+type Tool struct {
+	name        string
+	description string
+	params      shared.FunctionParameters // the JSON Schema sent to the model
+	schema      *jsonschema.Resolved      // validates arguments before the call
+	call        func(ctx context.Context, args json.RawMessage) (string, error)
+	err         error // a construction error, reported by New
+}
+
+// Name returns the name the model calls the tool by.
+func (t Tool) Name() string { return t.name }
+
+// Description returns the tool's description, as the model sees it.
+func (t Tool) Description() string { return t.description }
+
+// Parameters returns the JSON Schema of the tool's arguments, as sent to the
+// model. The caller must not modify it.
+func (t Tool) Parameters() map[string]any { return t.params }
+
+// NewTool makes a tool of a typed Go function. The JSON Schema of its
+// arguments is inferred from In, which must be a struct (or a map): field
+// names follow their json tags, and a `jsonschema:"..."` tag gives a field's
+// description. The model's arguments are validated against the schema and
+// decoded into In. The result is sent to the model as JSON, except a string
+// result, which is sent as it is.
+//
+// A type that has no JSON Schema makes [New] fail.
+func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
+	t := Tool{name: name, description: description}
+	schema, err := jsonschema.For[In](nil)
+	if err == nil && schema.Type != "object" {
+		err = fmt.Errorf("arguments type %v is not a struct or map", reflect.TypeFor[In]())
+	}
+	if err != nil {
+		t.err = err
+		return t
+	}
+	t.params, t.schema, t.err = compileSchema(schema)
+	t.call = func(ctx context.Context, args json.RawMessage) (string, error) {
+		var in In
+		if err := json.Unmarshal(args, &in); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return "", err
+		}
+		return encodeResult(out)
+	}
+	return t
+}
+
+// FuncTool makes a tool of an untyped function, in the name→func style:
+// parameters is the JSON Schema of the arguments (nil means none), fn gets
+// them decoded, and its result is sent to the model as JSON, or as it is
+// when it is a string.
+func FuncTool(name, description string, parameters map[string]any, fn func(context.Context, map[string]any) (any, error)) Tool {
+	t := Tool{name: name, description: description}
+	if parameters == nil {
+		parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	var schema jsonschema.Schema
+	b, err := json.Marshal(parameters)
+	if err == nil {
+		err = json.Unmarshal(b, &schema)
+	}
+	if err != nil {
+		t.err = fmt.Errorf("parameters: %w", err)
+		return t
+	}
+	t.params, t.schema, t.err = compileSchema(&schema)
+	t.call = func(ctx context.Context, args json.RawMessage) (string, error) {
+		var in map[string]any
+		if err := json.Unmarshal(args, &in); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return "", err
+		}
+		return encodeResult(out)
+	}
+	return t
+}
+
+// compileSchema resolves a schema once, for validation, and keeps its JSON
+// form for the requests.
+func compileSchema(s *jsonschema.Schema) (shared.FunctionParameters, *jsonschema.Resolved, error) {
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema: %w", err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema: %w", err)
+	}
+	var params shared.FunctionParameters
+	if err := json.Unmarshal(b, &params); err != nil {
+		return nil, nil, fmt.Errorf("schema: %w", err)
+	}
+	return params, resolved, nil
+}
+
+func encodeResult(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encoding result: %w", err)
+	}
+	return string(b), nil
+}
+
+// validName reports whether the chat-completions API accepts name as a
+// function name: ^[a-zA-Z0-9_-]{1,64}$.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for _, r := range name {
+		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// A ToolCall is a call the model asked for.
+type ToolCall struct {
+	ID        string // the id the model gave, or one robby made up when it gave none
+	Name      string
+	Arguments string // JSON text, "{}" when the model sent none
+}
+
+// A ToolResult is the outcome of one [ToolCall].
+type ToolResult struct {
+	Call     ToolCall
+	Output   string        // what the tool message tells the model
+	Err      error         // nil when the tool succeeded
+	Duration time.Duration // how long the tool ran
+}
+
+// toolset is the immutable set of tools an agent offers, with the bounds
+// their calls run within.
+type toolset struct {
+	byName  map[string]*Tool
+	names   []string // sorted, for messages to the model
+	params  []openai.ChatCompletionToolUnionParam
+	limit   int           // calls run per turn
+	timeout time.Duration // per call; 0 for none
+	log     *slog.Logger
+}
+
+func newToolset(tools []Tool, limit int, timeout time.Duration, log *slog.Logger) (*toolset, error) {
+	ts := &toolset{byName: make(map[string]*Tool, len(tools)), limit: limit, timeout: timeout, log: log}
+	for i := range tools {
+		t := &tools[i]
+		switch {
+		case !validName(t.name):
+			return nil, fmt.Errorf("tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$", t.name)
+		case t.err != nil:
+			return nil, fmt.Errorf("tool %q: %w", t.name, t.err)
+		case t.call == nil:
+			return nil, fmt.Errorf("tool %q: not built with NewTool or FuncTool", t.name)
+		case ts.byName[t.name] != nil:
+			return nil, fmt.Errorf("tool %q: duplicate name", t.name)
+		}
+		ts.byName[t.name] = t
+		ts.names = append(ts.names, t.name)
+		def := shared.FunctionDefinitionParam{Name: t.name, Parameters: t.params}
+		if t.description != "" {
+			def.Description = openai.String(t.description)
+		}
+		ts.params = append(ts.params, openai.ChatCompletionFunctionTool(def))
+	}
+	slices.Sort(ts.names)
+	return ts, nil
+}
+
+// execute runs calls concurrently, at most ts.limit of them, and fills
+// results in call order; the calls past the limit get ErrToolLimit. If done
+// is not nil, the index of each result is sent on it once it is ready.
+func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []ToolResult, done chan<- int) {
+	var wg sync.WaitGroup
+	for i, call := range calls {
+		r := &results[i]
+		r.Call = call
+		if i >= ts.limit {
+			r.finish(fmt.Errorf("%w: call not run, the limit is %d calls a turn", ErrToolLimit, ts.limit), done, i)
+			continue
+		}
+		wg.Go(func() {
+			start := time.Now()
+			out, err := ts.call(ctx, call)
+			r.Output, r.Duration = out, time.Since(start)
+			r.finish(err, done, i)
+		})
+	}
+	wg.Wait()
+}
+
+// finish records the error of a result, which then is what the model reads,
+// and reports the result as ready.
+func (r *ToolResult) finish(err error, done chan<- int, i int) {
+	if err != nil {
+		r.Err, r.Output = err, "Error: "+err.Error()
+	}
+	if done != nil {
+		done <- i
+	}
+}
+
+// call runs one tool call, bounded by the timeout and ctx. A tool that
+// ignores its context is abandoned when the bound is reached: its goroutine
+// ends when the tool function returns.
+func (ts *toolset) call(ctx context.Context, call ToolCall) (string, error) {
+	t := ts.byName[call.Name]
+	if t == nil {
+		return "", fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
+	}
+	args := json.RawMessage(call.Arguments)
+	if err := t.validate(args); err != nil {
+		return "", fmt.Errorf("tool %q: %w", call.Name, err)
+	}
+	if ts.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, ts.timeout, fmt.Errorf("timed out after %v", ts.timeout))
+		defer cancel()
+	}
+	type outcome struct {
+		out string
+		err error
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ts.log.ErrorContext(ctx, "robby: tool panicked", slog.String("tool", call.Name),
+					slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+				ch <- outcome{err: fmt.Errorf("%w: %v", ErrToolPanic, p)}
+			}
+		}()
+		out, err := t.call(ctx, args)
+		ch <- outcome{out, err}
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return "", fmt.Errorf("tool %q: %w", call.Name, o.err)
+		}
+		return o.out, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("tool %q: %w", call.Name, context.Cause(ctx))
+	}
+}
+
+func (t *Tool) validate(args json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("%w: not valid JSON: %v", ErrInvalidArguments, err)
+	}
+	if err := t.schema.Validate(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	return nil
+}
