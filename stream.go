@@ -67,12 +67,14 @@ func (r *reply) addChunk(c *openai.ChatCompletionChunk) (text, reasoning string)
 // reasoning.
 func reasoningOf(extra map[string]respjson.Field) string {
 	for _, key := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := extra[key]
-		if !ok || !f.Valid() {
+		// openai-go marks fields it has no type for as not Valid: read
+		// the raw JSON.
+		raw := extra[key].Raw()
+		if raw == "" || raw == "null" {
 			continue
 		}
 		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil {
+		if json.Unmarshal([]byte(raw), &s) == nil {
 			return s
 		}
 	}
@@ -110,7 +112,7 @@ func (r *reply) addToolDelta(d *openai.ChatCompletionChunkChoiceDeltaToolCall) {
 		b.args.WriteString(args)
 	}
 	for k, f := range d.JSON.ExtraFields {
-		if raw := f.Raw(); f.Valid() && raw != "null" {
+		if raw := f.Raw(); raw != "" && raw != "null" {
 			if b.extra == nil {
 				b.extra = make(map[string]any)
 			}

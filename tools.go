@@ -247,7 +247,7 @@ func (ts *toolset) call(ctx context.Context, call ToolCall) (string, error) {
 	}
 	if ts.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, ts.timeout, fmt.Errorf("timed out after %v", ts.timeout))
+		ctx, cancel = context.WithTimeoutCause(ctx, ts.timeout, fmt.Errorf("timed out after %v: %w", ts.timeout, context.DeadlineExceeded))
 		defer cancel()
 	}
 	type outcome struct {
@@ -268,11 +268,22 @@ func (ts *toolset) call(ctx context.Context, call ToolCall) (string, error) {
 	}()
 	select {
 	case o := <-ch:
+		if o.err != nil && ctx.Err() != nil {
+			// The tool gave up because of the bound: say which bound.
+			o.err = context.Cause(ctx)
+		}
 		if o.err != nil {
 			return "", fmt.Errorf("tool %q: %w", call.Name, o.err)
 		}
 		return o.out, nil
 	case <-ctx.Done():
+		select {
+		case o := <-ch: // finished in time after all: keep its work
+			if o.err == nil {
+				return o.out, nil
+			}
+		default:
+		}
 		return "", fmt.Errorf("tool %q: %w", call.Name, context.Cause(ctx))
 	}
 }

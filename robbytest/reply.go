@@ -88,6 +88,17 @@ func (r Reply) WithUsage(prompt, completion int) Reply {
 // WithDelay makes a streamed reply pause for d before each event.
 func (r Reply) WithDelay(d time.Duration) Reply { r.delay = d; return r }
 
+// ServeHTTP writes r as the answer to req, so that a [Handler] reply can
+// wrap a scripted one: to delay it or add headers, say.
+func (r Reply) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	parsed, err := readRequest(req)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	r.serve(w, req, &parsed)
+}
+
 func (r *Reply) serve(w http.ResponseWriter, req *http.Request, parsed *Request) {
 	switch {
 	case r.handler != nil:

@@ -17,6 +17,8 @@
 package robbytest
 
 import (
+	"bytes"
+	"io"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -79,6 +81,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	r.Body = io.NopCloser(bytes.NewReader(req.Body)) // for a Handler reply
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	var next *Reply
