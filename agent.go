@@ -40,10 +40,10 @@ type core struct {
 	reqOpts   []option.RequestOption
 	params    openai.ChatCompletionNewParams // Messages and Tools left empty
 	initial   []openai.ChatCompletionMessageParamUnion
-	tools     *toolset
 	maxTurns  int
 	finalTurn bool
 	log       *slog.Logger
+	tools     toolbox
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -78,14 +78,9 @@ func New(opts ...Option) (*Agent, error) {
 	if cfg.params.Model == "" {
 		return nil, errors.New("robby: no model: use WithModel")
 	}
-	tools, err := newToolset(cfg.tools, cfg.maxCalls, cfg.timeout, cfg.logger)
-	if err != nil {
-		return nil, fmt.Errorf("robby: %w", err)
-	}
 	c := &core{
 		reqOpts:   requestOptions(&cfg),
 		params:    cfg.params,
-		tools:     tools,
 		maxTurns:  cfg.maxTurns,
 		finalTurn: cfg.finalTurn,
 		log:       cfg.logger,
@@ -101,6 +96,9 @@ func New(opts ...Option) (*Agent, error) {
 	}
 	c.initial = append(c.initial, cfg.params.Messages...)
 	c.params.Messages, c.params.Tools = nil, nil
+	if err := c.tools.init(&cfg); err != nil {
+		return nil, fmt.Errorf("robby: %w", err)
+	}
 	return newAgent(c, c.initial), nil
 }
 
@@ -129,11 +127,26 @@ func (a *Agent) Clone() *Agent {
 	return newAgent(a.core, a.Messages())
 }
 
-// Close releases what the agent holds. Operations in progress are not
-// interrupted; later ones return [ErrClosed]. Close is idempotent.
+// Close releases what the agent holds: it ends its MCP sessions and their
+// subprocesses. Later operations return [ErrClosed]. Close is idempotent.
 func (a *Agent) Close() error {
-	a.core.closeOnce.Do(func() { close(a.core.closed) })
-	return nil
+	var err error
+	a.core.closeOnce.Do(func() {
+		close(a.core.closed)
+		err = a.core.tools.close()
+	})
+	return err
+}
+
+// Tools returns the tools the agent offers the model now, local and MCP,
+// sorted by name. MCP servers may change theirs during the agent's life.
+func (a *Agent) Tools() []Tool {
+	ts := a.core.tools.get(context.Background())
+	tools := make([]Tool, 0, len(ts.names))
+	for _, name := range ts.names {
+		tools = append(tools, *ts.byName[name])
+	}
+	return tools
 }
 
 // acquire waits until no other operation uses the conversation.

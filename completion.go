@@ -14,13 +14,13 @@ import (
 type deltaFunc func(text, reasoning string) error
 
 // complete sends one chat-completion request over msgs, offering the tools
-// if withTools, streamed if onDelta is not nil, and returns the reply. On
-// error the reply holds what arrived before it, if anything did.
-func (a *Agent) complete(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, withTools bool, onDelta deltaFunc) (*reply, error) {
+// of ts if not nil, streamed if onDelta is not nil, and returns the reply.
+// On error the reply holds what arrived before it, if anything did.
+func (a *Agent) complete(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, ts *toolset, onDelta deltaFunc) (*reply, error) {
 	p := a.core.params
 	p.Messages = msgs
-	if withTools {
-		p.Tools = a.core.tools.params
+	if ts != nil {
+		p.Tools = ts.params
 	}
 	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", p.Model),
 		slog.Int("messages", len(msgs)), slog.Int("tools", len(p.Tools)), slog.Bool("stream", onDelta != nil))
@@ -94,7 +94,7 @@ func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
 		return "", err
 	}
 	defer release()
-	r, err := a.complete(ctx, a.history(nil), false, onDelta)
+	r, err := a.complete(ctx, a.history(nil), nil, onDelta)
 	if err != nil {
 		if r != nil {
 			return r.text.String(), err
@@ -115,7 +115,7 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 		return nil, err
 	}
 	defer release()
-	r, err := a.complete(ctx, a.history(nil), true, nil)
+	r, err := a.complete(ctx, a.history(nil), a.core.tools.get(ctx), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 	}
 	defer release()
 	results := make([]ToolResult, len(calls))
-	a.execute(ctx, calls, results, nil)
+	a.execute(ctx, a.core.tools.get(ctx), calls, results, nil)
 	a.AddMessages(toolMessages(results)...)
 	if err := ctx.Err(); err != nil {
 		return results, fmt.Errorf("robby: executing tool calls: %w", context.Cause(ctx))
@@ -147,8 +147,8 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 // execute runs the calls of one turn into results and logs their outcome.
 // If done is not nil, the index of each result is sent on it when the
 // result is ready.
-func (a *Agent) execute(ctx context.Context, calls []ToolCall, results []ToolResult, done chan<- int) {
-	a.core.tools.execute(ctx, calls, results, done)
+func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, results []ToolResult, done chan<- int) {
+	ts.execute(ctx, calls, results, done)
 	for _, r := range results {
 		a.core.log.DebugContext(ctx, "robby: tool call", slog.String("tool", r.Call.Name),
 			slog.String("id", r.Call.ID), slog.Duration("duration", r.Duration), slog.Any("error", r.Err))

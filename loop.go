@@ -37,11 +37,13 @@ const (
 	EventReasoning                       // Delta is a piece of the model's reasoning
 	EventToolCall                        // ToolCall is a complete call, about to run
 	EventToolResult                      // ToolResult is the outcome of a call
+	EventProgress                        // Notice is an MCP server's progress on a call
+	EventLog                             // Notice is a message an MCP server logged during a call
 	EventTurnEnd                         // the turn is over; Usage is its usage
 	EventDone                            // the run is over; Result is set
 )
 
-var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "turn-end", "done"}
+var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done"}
 
 func (k EventKind) String() string {
 	if k > 0 && int(k) < len(eventNames) {
@@ -57,8 +59,38 @@ type Event struct {
 	Delta      string
 	ToolCall   ToolCall
 	ToolResult *ToolResult
+	Notice     *Notice
 	Usage      Usage
 	Result     *Result
+}
+
+// A Notice is a notification an MCP server sent while one of its tools ran.
+type Notice struct {
+	Server   string
+	Tool     string  // for progress: the tool, as the server names it
+	Level    string  // for a log message: its severity, such as "info"
+	Message  string  // the progress message, or the logged data as text
+	Progress float64 // for progress: the progress so far
+	Total    float64 // for progress: the total, 0 if unknown
+}
+
+// noticeSink carries the notices of a streamed run's tool calls to the
+// goroutine that emits its events. Notices past its buffer are dropped
+// rather than stall the MCP session that sent them.
+type noticeSink struct{ ch chan Notice }
+
+func (s *noticeSink) send(n Notice) {
+	select {
+	case s.ch <- n:
+	default:
+	}
+}
+
+type sinkKey struct{}
+
+func sinkFrom(ctx context.Context) *noticeSink {
+	s, _ := ctx.Value(sinkKey{}).(*noticeSink)
+	return s
 }
 
 // Run adds prompt to the conversation as a user message and runs the
@@ -126,7 +158,12 @@ func (a *Agent) run(ctx context.Context, prompt string, emit func(Event) bool) (
 		}
 		final := a.core.finalTurn && turn == a.core.maxTurns
 		res.Turns = turn
-		r, err := a.complete(ctx, a.history(pending), !final, a.deltaEmitter(turn, emit))
+		ts := a.core.tools.get(ctx)
+		offered := ts
+		if final {
+			offered = nil
+		}
+		r, err := a.complete(ctx, a.history(pending), offered, a.deltaEmitter(turn, emit))
 		if r != nil {
 			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
 		}
@@ -144,7 +181,7 @@ func (a *Agent) run(ctx context.Context, prompt string, emit func(Event) bool) (
 			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
 			return res, nil
 		}
-		results := a.runTools(ctx, turn, calls, final, emit)
+		results := a.runTools(ctx, ts, turn, calls, final, emit)
 		res.ToolCalls = append(res.ToolCalls, results...)
 		pending = append(pending, toolMessages(results)...)
 		commit()
@@ -177,7 +214,7 @@ func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
 // runTools runs the calls of one turn, reporting each call and, as soon as
 // it is known, each result. On the final turn no tool is offered, so no
 // call is run.
-func (a *Agent) runTools(ctx context.Context, turn int, calls []ToolCall, final bool, emit func(Event) bool) []ToolResult {
+func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool) []ToolResult {
 	for _, c := range calls {
 		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: c})
 	}
@@ -191,18 +228,29 @@ func (a *Agent) runTools(ctx context.Context, turn int, calls []ToolCall, final 
 	}
 	results := make([]ToolResult, len(calls))
 	if emit == nil {
-		a.execute(ctx, calls, results, nil)
+		a.execute(ctx, ts, calls, results, nil)
 		return results
 	}
 	done := make(chan int, len(calls))
+	sink := &noticeSink{ch: make(chan Notice, 64)}
+	ctx = context.WithValue(ctx, sinkKey{}, sink)
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		a.execute(ctx, calls, results, done)
+		a.execute(ctx, ts, calls, results, done)
 	}()
-	for range calls {
-		i := <-done
-		emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: calls[i], ToolResult: &results[i]})
+	for left := len(calls); left > 0; {
+		select {
+		case i := <-done:
+			left--
+			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: calls[i], ToolResult: &results[i]})
+		case n := <-sink.ch:
+			kind := EventProgress
+			if n.Level != "" {
+				kind = EventLog
+			}
+			emitEvent(emit, Event{Kind: kind, Turn: turn, Notice: &n})
+		}
 	}
 	<-finished
 	return results

@@ -37,6 +37,9 @@ type config struct {
 	timeout   time.Duration
 	logger    *slog.Logger
 	finalTurn bool
+	mcp       []MCPServer
+	mcpTools  []string
+	portable  bool
 }
 
 func defaultConfig() config {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -163,6 +164,73 @@ type ToolResult struct {
 	Duration time.Duration // how long the tool ran
 }
 
+// toolbox holds an agent's tools, local and MCP, and the toolset offered
+// now: MCP servers may change their tools during the agent's life.
+type toolbox struct {
+	local   []Tool
+	hub     *mcpHub // nil without MCP servers
+	limit   int
+	timeout time.Duration
+	log     *slog.Logger
+
+	mu      sync.Mutex // serializes rebuilds
+	current atomic.Pointer[toolset]
+}
+
+func (b *toolbox) init(cfg *config) error {
+	b.local, b.limit, b.timeout, b.log = cfg.tools, cfg.maxCalls, cfg.timeout, cfg.logger
+	if err := b.rebuild(); err != nil {
+		return err
+	}
+	if len(cfg.mcp) == 0 {
+		return nil
+	}
+	hub, err := connectMCP(cfg, b.current.Load().byName)
+	if err != nil {
+		return err
+	}
+	b.hub = hub
+	return b.rebuild()
+}
+
+// rebuild makes the toolset of the local tools and the MCP tools known now.
+func (b *toolbox) rebuild() error {
+	tools := b.local
+	if b.hub != nil {
+		tools = append(slices.Clip(tools), b.hub.tools()...)
+	}
+	ts, err := newToolset(tools, b.limit, b.timeout, b.log)
+	if err != nil {
+		return err
+	}
+	b.current.Store(ts)
+	return nil
+}
+
+// get returns the toolset to offer, after fetching the tools of the MCP
+// servers that announced a change.
+func (b *toolbox) get(ctx context.Context) *toolset {
+	if b.hub == nil || !b.hub.changed.Load() {
+		return b.current.Load()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.hub.changed.Swap(false) {
+		b.hub.refresh(ctx)
+		if err := b.rebuild(); err != nil {
+			b.log.WarnContext(ctx, "robby: keeping the previous tools", slog.Any("error", err))
+		}
+	}
+	return b.current.Load()
+}
+
+func (b *toolbox) close() error {
+	if b.hub == nil {
+		return nil
+	}
+	return b.hub.close()
+}
+
 // toolset is the immutable set of tools an agent offers, with the bounds
 // their calls run within.
 type toolset struct {
@@ -292,6 +360,9 @@ func (t *Tool) validate(args json.RawMessage) error {
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
 		return fmt.Errorf("%w: not valid JSON: %v", ErrInvalidArguments, err)
+	}
+	if t.schema == nil {
+		return nil // an MCP tool whose schema robby cannot check: its server does
 	}
 	if err := t.schema.Validate(v); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)

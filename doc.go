@@ -1,0 +1,95 @@
+// Package robby embeds an LLM agent in a Go program: a model that calls
+// tools in a loop until the job is done, over any OpenAI-compatible
+// chat-completions endpoint (OpenAI, Docker Model Runner, Ollama,
+// llama.cpp's server, vLLM, LM Studio, Gemini, ...).
+//
+//	type hello struct {
+//		Name string `json:"name" jsonschema:"who to greet"`
+//	}
+//
+//	func main() {
+//		sayHello := robby.NewTool("say_hello", "Say hello to someone",
+//			func(ctx context.Context, in hello) (string, error) {
+//				return "👋 Hello " + in.Name + "!", nil
+//			})
+//		agent, err := robby.New(
+//			robby.WithBaseURL("http://localhost:12434/engines/v1"), // Docker Model Runner
+//			robby.WithModel("ai/qwen2.5"),
+//			robby.WithTools(sayHello),
+//		)
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		defer agent.Close()
+//		res, err := agent.Run(context.Background(), "Say hello to Bob")
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		fmt.Println(res.Text)
+//	}
+//
+// # The agent
+//
+// [New] builds an [Agent] from functional options: the endpoint
+// ([WithBaseURL], [WithAPIKey], or OPENAI_BASE_URL and OPENAI_API_KEY, or a
+// client of your own with [WithClient]), the model ([WithModel]), a system
+// prompt ([WithSystem]), the base request ([WithParams]), the tools
+// ([WithTools]) and the loop's limits ([WithMaxTurns],
+// [WithMaxToolCallsPerTurn], [WithToolTimeout], [WithFinalAnswer]).
+//
+// [Agent.Run] is the ReAct loop: it sends the conversation to the model,
+// runs the tools it calls (concurrently, within the limits), sends their
+// results back, and repeats until the model answers. The [Result] tells the
+// answer, the tool calls with their outcome and duration, and the tokens
+// used.
+//
+// # Tools
+//
+// [NewTool] makes a tool of a typed Go function: the JSON Schema of its
+// arguments is inferred from the input type, the model's arguments are
+// validated against it before the call, and the output is sent back as
+// JSON. [FuncTool] takes a schema and an untyped function instead. A tool
+// that fails, panics, takes too long, or is called with bad arguments or
+// a wrong name gives the model an error message it can act on: the loop
+// goes on, and every tool call gets exactly one result.
+//
+// # Streaming
+//
+// [Agent.Stream] runs the same loop as an iterator of [Event]s: text and
+// reasoning deltas as they arrive, each tool call and its result, the end of
+// each turn, and a last [EventDone] event with the [Result]. Breaking out of
+// the loop stops the run and releases everything.
+//
+// Providers stream tool calls in different shapes (with or without index
+// or id, whole or in fragments, with provider fields that must be sent
+// back); robby assembles each into a complete call.
+//
+// # Memory
+//
+// An agent keeps its conversation: a second Run continues the first.
+// [Agent.Messages], [Agent.AddMessages], [Agent.SetMessages] and
+// [Agent.Reset] read and change it. Each turn is added whole, once its tools
+// have run, so the conversation never holds a tool call without its result.
+// The building blocks [Agent.ChatCompletion], [Agent.ChatCompletionStream],
+// [Agent.ToolsCompletion] and [Agent.ExecuteToolCalls] do one step each and
+// keep the conversation as the loop would.
+//
+// # Errors
+//
+// Errors from the endpoint are [*APIError]s carrying the HTTP status and the
+// provider's own message, whatever the shape of its error body; the
+// [*openai.Error] they wrap is reachable with [errors.As]. openai-go retries
+// 408, 409, 429 and 5xx answers, honouring Retry-After. A run that reaches
+// its turn limit returns [ErrMaxTurns] with its partial result.
+//
+// # Concurrency
+//
+// An [Agent] is safe for concurrent use. Operations that talk to the model
+// take turns on its conversation; for independent conversations over the
+// same configuration and tools, use [Agent.Clone], which is cheap.
+//
+// # Testing
+//
+// Package [github.com/robby-go/robby/robbytest] provides a scripted
+// OpenAI-compatible server, to test agents offline.
+package robby

@@ -1,0 +1,378 @@
+package robby
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// An MCPServer describes an MCP server whose tools the agent offers the
+// model. Build one with [MCPCommand], [MCPStreamableHTTP], [MCPSSE],
+// [MCPWebSocket] or [MCPTransport], adjust it with its With methods, and
+// give it to [WithMCP]. An MCPServer is a value: its methods return a
+// changed copy.
+type MCPServer struct {
+	name     string
+	kind     string // "stdio", "http", "sse", "websocket" or "transport"
+	command  string
+	args     []string
+	env      []string
+	inherit  bool
+	dir      string
+	url      string
+	header   http.Header
+	client   *http.Client
+	t        mcp.Transport
+	allow    []string
+	deny     []string
+	optional bool
+	roots    []string
+	timeout  time.Duration
+	grace    time.Duration
+}
+
+// Defaults of an [MCPServer].
+const (
+	// DefaultMCPConnectTimeout bounds connecting to a server and listing
+	// its tools.
+	DefaultMCPConnectTimeout = 30 * time.Second
+	// DefaultMCPGracePeriod is how long Close waits for a stdio server to
+	// exit after its input is closed, before it is terminated.
+	DefaultMCPGracePeriod = 2 * time.Second
+)
+
+// The largest request robby sends to a server: past these, the reference
+// servers drop the whole session (a 413 over HTTP, a broken pipe over
+// stdio), so robby refuses the call instead.
+const (
+	maxStdioMessage = 10 << 20
+	maxHTTPMessage  = 4 << 20
+)
+
+func newMCPServer(name, kind string) MCPServer {
+	return MCPServer{name: name, kind: kind, timeout: DefaultMCPConnectTimeout, grace: DefaultMCPGracePeriod}
+}
+
+// MCPCommand is a server run as a subprocess that speaks MCP over its
+// standard input and output, such as `docker mcp gateway run` or
+// `npx @modelcontextprotocol/server-filesystem DIR`.
+//
+// The subprocess does not inherit the program's environment, which may
+// hold secrets (API keys) it has no business seeing: it gets PATH, HOME,
+// USER, LANG, TMPDIR and the variables a process needs to start on the
+// platform, plus those given with [MCPServer.WithEnv].
+// [MCPServer.WithInheritedEnv] passes the whole environment instead.
+func MCPCommand(name, command string, args ...string) MCPServer {
+	s := newMCPServer(name, "stdio")
+	s.command, s.args = command, args
+	return s
+}
+
+// MCPStreamableHTTP is a server reached over MCP's streamable HTTP
+// transport, at an endpoint such as "http://localhost:3001/mcp".
+func MCPStreamableHTTP(name, url string) MCPServer {
+	s := newMCPServer(name, "http")
+	s.url = url
+	return s
+}
+
+// MCPSSE is a server reached over the older HTTP+SSE transport (protocol
+// 2024-11-05), at an endpoint such as "http://localhost:3001/sse".
+func MCPSSE(name, url string) MCPServer {
+	s := newMCPServer(name, "sse")
+	s.url = url
+	return s
+}
+
+// MCPWebSocket is a server reached over a WebSocket, one JSON-RPC message
+// per text frame, at an endpoint such as "ws://localhost:3001/mcp".
+func MCPWebSocket(name, url string) MCPServer {
+	s := newMCPServer(name, "websocket")
+	s.url = url
+	return s
+}
+
+// MCPTransport is a server reached through any go-sdk transport, such as
+// one end of [mcp.NewInMemoryTransports]. A transport connects once: a
+// server that fails is not restarted.
+func MCPTransport(name string, t mcp.Transport) MCPServer {
+	s := newMCPServer(name, "transport")
+	s.t = t
+	return s
+}
+
+// Name returns the server's name, which prefixes its tools' names when
+// several servers are used.
+func (s MCPServer) Name() string { return s.name }
+
+// WithEnv adds "KEY=value" variables to a command server's environment.
+func (s MCPServer) WithEnv(env ...string) MCPServer {
+	s.env = append(slices.Clip(s.env), env...)
+	return s
+}
+
+// WithInheritedEnv makes a command server inherit the whole environment of
+// the program, secrets included.
+func (s MCPServer) WithInheritedEnv() MCPServer { s.inherit = true; return s }
+
+// WithDir sets a command server's working directory.
+func (s MCPServer) WithDir(dir string) MCPServer { s.dir = dir; return s }
+
+// WithHeader adds a header to the requests to an HTTP, SSE or WebSocket
+// server, such as "Authorization: Bearer …".
+func (s MCPServer) WithHeader(key, value string) MCPServer {
+	s.header = s.header.Clone()
+	if s.header == nil {
+		s.header = make(http.Header)
+	}
+	s.header.Add(key, value)
+	return s
+}
+
+// WithHTTPClient sets the HTTP client for an HTTP, SSE or WebSocket server.
+func (s MCPServer) WithHTTPClient(c *http.Client) MCPServer { s.client = c; return s }
+
+// WithAllow keeps only the server's tools with these names (as the server
+// names them).
+func (s MCPServer) WithAllow(tools ...string) MCPServer {
+	s.allow = append(slices.Clip(s.allow), tools...)
+	return s
+}
+
+// WithDeny leaves out the server's tools with these names.
+func (s MCPServer) WithDeny(tools ...string) MCPServer {
+	s.deny = append(slices.Clip(s.deny), tools...)
+	return s
+}
+
+// Optional lets the agent start without the server when it cannot be
+// reached; the failure is logged.
+func (s MCPServer) Optional() MCPServer { s.optional = true; return s }
+
+// WithRoots advertises the roots capability with these URIs, such as
+// "file:///home/me/project". Without roots, robby advertises none: some
+// servers (the filesystem one) replace their configured directories with
+// the client's roots.
+func (s MCPServer) WithRoots(uris ...string) MCPServer {
+	s.roots = append(slices.Clip(s.roots), uris...)
+	return s
+}
+
+// WithConnectTimeout bounds connecting and listing tools (default
+// [DefaultMCPConnectTimeout]).
+func (s MCPServer) WithConnectTimeout(d time.Duration) MCPServer { s.timeout = d; return s }
+
+// WithGracePeriod sets how long Close waits for a command server to exit
+// after its input is closed, before terminating it (default
+// [DefaultMCPGracePeriod]).
+func (s MCPServer) WithGracePeriod(d time.Duration) MCPServer { s.grace = d; return s }
+
+func (s MCPServer) validate() error {
+	if s.name == "" {
+		return errors.New("MCP server with no name")
+	}
+	switch s.kind {
+	case "stdio":
+		if s.command == "" {
+			return fmt.Errorf("MCP server %q: no command", s.name)
+		}
+	case "http", "sse", "websocket":
+		if s.url == "" {
+			return fmt.Errorf("MCP server %q: no URL", s.name)
+		}
+	case "transport":
+		if s.t == nil {
+			return fmt.Errorf("MCP server %q: nil transport", s.name)
+		}
+	default:
+		return fmt.Errorf("MCP server %q: not built with an MCP constructor", s.name)
+	}
+	if s.timeout <= 0 {
+		return fmt.Errorf("MCP server %q: connect timeout must be positive", s.name)
+	}
+	return nil
+}
+
+// maxMessage is the largest request robby sends the server.
+func (s MCPServer) maxMessage() int {
+	if s.kind == "stdio" || s.kind == "transport" {
+		return maxStdioMessage
+	}
+	return maxHTTPMessage
+}
+
+// transport makes a new transport for each connection, so that a server
+// that died can be started again. stderr receives a command's errors.
+func (s MCPServer) transport(stderr *tailBuffer) (mcp.Transport, error) {
+	switch s.kind {
+	case "stdio":
+		cmd := exec.Command(s.command, s.args...)
+		cmd.Dir = s.dir
+		cmd.Env = s.environ()
+		cmd.Stderr = stderr
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: s.grace}, nil
+	case "http":
+		return &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: s.httpClient(), MaxRetries: 2}, nil
+	case "sse":
+		return &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: s.httpClient()}, nil
+	case "websocket":
+		return newWebSocketTransport(s.url, s.header, s.client), nil
+	}
+	t := s.t
+	if t == nil {
+		return nil, errors.New("its transport was used already and cannot reconnect")
+	}
+	return t, nil
+}
+
+// passedEnv are the variables a command server gets from the program's
+// environment by default: enough to find programs and start, no secrets.
+var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR", "TZ",
+	"SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "TEMP", "TMP"}
+
+func (s MCPServer) environ() []string {
+	var env []string
+	if s.inherit {
+		env = os.Environ()
+	} else {
+		for _, k := range passedEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	if runtime.GOOS == "windows" && len(env) == 0 {
+		env = os.Environ()
+	}
+	return append(env, s.env...)
+}
+
+// httpClient returns the client for a remote server, adding its headers to
+// every request.
+func (s MCPServer) httpClient() *http.Client {
+	base := s.client
+	if base == nil {
+		base = http.DefaultClient
+	}
+	if len(s.header) == 0 {
+		return base
+	}
+	c := *base
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c.Transport = headerTransport{header: s.header, next: rt}
+	return &c
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	header http.Header
+	next   http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.header {
+		req.Header[k] = slices.Clone(v)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// WithMCP connects the agent to MCP servers and offers their tools to the
+// model. [New] connects to every server, in parallel, and fails if one that
+// is not [MCPServer.Optional] cannot be reached; [Agent.Close] ends the
+// sessions and their subprocesses.
+//
+// With one server, tools keep their names unless one clashes with a local
+// tool; with several, every MCP tool is named server__tool. Names are
+// made to fit the API's ^[a-zA-Z0-9_-]{1,64}$ and map back exactly.
+func WithMCP(servers ...MCPServer) Option {
+	return func(c *config) error {
+		for _, s := range servers {
+			if err := s.validate(); err != nil {
+				return err
+			}
+			for _, o := range c.mcp {
+				if o.name == s.name {
+					return fmt.Errorf("MCP server %q: duplicate name", s.name)
+				}
+			}
+			c.mcp = append(c.mcp, s)
+		}
+		return nil
+	}
+}
+
+// WithMCPTools keeps only the MCP tools with these names: the names the
+// servers give them, or the server__tool names the model sees.
+func WithMCPTools(names ...string) Option {
+	return func(c *config) error {
+		c.mcpTools = append(c.mcpTools, names...)
+		return nil
+	}
+}
+
+// WithPortableSchemas rewrites MCP tools' input schemas into the subset of
+// JSON Schema every provider accepts: $refs inlined, keywords such as
+// $schema, additionalProperties or patternProperties dropped. Gemini's
+// OpenAI-compatible endpoint rejects requests whose schemas use them. A
+// tool whose schema cannot be rewritten is left out, with a warning.
+func WithPortableSchemas() Option {
+	return func(c *config) error {
+		c.portable = true
+		return nil
+	}
+}
+
+// tailBuffer keeps the last lines a subprocess wrote to its stderr, for
+// error messages.
+type tailBuffer struct {
+	mu    sync.Mutex
+	lines []string
+	part  []byte
+}
+
+const tailLines = 20
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.part = append(b.part, p...)
+	for {
+		i := slices.Index(b.part, '\n')
+		if i < 0 {
+			break
+		}
+		b.lines = append(b.lines, strings.TrimRight(string(b.part[:i]), "\r"))
+		b.part = b.part[i+1:]
+	}
+	if len(b.part) > 4096 {
+		b.lines, b.part = append(b.lines, string(b.part)), nil
+	}
+	if n := len(b.lines); n > tailLines {
+		b.lines = slices.Clone(b.lines[n-tailLines:])
+	}
+	return len(p), nil
+}
+
+// String returns the last lines, joined.
+func (b *tailBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lines := b.lines
+	if len(b.part) > 0 {
+		lines = append(slices.Clip(lines), string(b.part))
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,135 @@
+package robby
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// portableKeywords are the JSON Schema keywords every provider's tool
+// schemas accept; Gemini's, the strictest, takes this OpenAPI subset.
+var portableKeywords = []string{
+	"type", "format", "title", "description", "nullable", "enum", "default",
+	"items", "minItems", "maxItems", "properties", "required", "minProperties", "maxProperties",
+	"minimum", "maximum", "minLength", "maxLength", "pattern", "anyOf", "propertyOrdering",
+}
+
+// maxSchemaDepth bounds the inlining of $refs; deeper means recursive.
+const maxSchemaDepth = 32
+
+// portableSchema rewrites a schema into the portable subset: local $refs
+// inlined, const and oneOf spelled with enum and anyOf, a type list with
+// "null" made nullable, other keywords dropped. A recursive schema cannot
+// be inlined and is an error.
+func portableSchema(schema map[string]any) (map[string]any, error) {
+	defs := map[string]any{}
+	for _, key := range []string{"$defs", "definitions"} {
+		if d, ok := schema[key].(map[string]any); ok {
+			for name, v := range d {
+				defs["#/"+key+"/"+name] = v
+			}
+		}
+	}
+	out, err := portable(schema, defs, 0)
+	if err != nil {
+		return nil, fmt.Errorf("making the schema portable: %w", err)
+	}
+	return out, nil
+}
+
+func portable(s map[string]any, defs map[string]any, depth int) (map[string]any, error) {
+	if depth > maxSchemaDepth {
+		return nil, errors.New("recursive $ref")
+	}
+	if ref, ok := s["$ref"].(string); ok {
+		target, ok := defs[ref].(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("unresolvable $ref %q", ref)
+		}
+		merged := maps.Clone(target)
+		for k, v := range s { // siblings of $ref, such as a description, win
+			if k != "$ref" {
+				merged[k] = v
+			}
+		}
+		return portable(merged, defs, depth+1)
+	}
+	out := make(map[string]any, len(s))
+	for k, v := range s {
+		switch k {
+		case "const":
+			out["enum"] = []any{v}
+		case "oneOf":
+			k = "anyOf"
+			fallthrough
+		case "anyOf":
+			list, _ := v.([]any)
+			alts := make([]any, 0, len(list))
+			for _, alt := range list {
+				m, ok := alt.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("%s holds a non-schema", k)
+				}
+				p, err := portable(m, defs, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				alts = append(alts, p)
+			}
+			out["anyOf"] = alts
+		case "items":
+			m, ok := v.(map[string]any)
+			if !ok {
+				continue // tuple forms have no portable spelling
+			}
+			p, err := portable(m, defs, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = p
+		case "properties":
+			props, _ := v.(map[string]any)
+			pout := make(map[string]any, len(props))
+			for name, ps := range props {
+				m, ok := ps.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("property %q is not a schema", name)
+				}
+				p, err := portable(m, defs, depth+1)
+				if err != nil {
+					return nil, fmt.Errorf("property %q: %w", name, err)
+				}
+				pout[name] = p
+			}
+			out[k] = pout
+		case "type":
+			out[k] = v
+			if list, ok := v.([]any); ok {
+				var types []string
+				for _, t := range list {
+					if t == "null" {
+						out["nullable"] = true
+					} else if ts, ok := t.(string); ok {
+						types = append(types, ts)
+					}
+				}
+				if len(types) == 1 {
+					out[k] = types[0]
+				} else {
+					delete(out, k)
+					alts := make([]any, len(types))
+					for i, t := range types {
+						alts[i] = map[string]any{"type": t}
+					}
+					out["anyOf"] = alts
+				}
+			}
+		default:
+			if slices.Contains(portableKeywords, k) {
+				out[k] = v
+			}
+		}
+	}
+	return out, nil
+}
