@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,6 +22,7 @@ import (
 // mcpHub holds an agent's sessions with its MCP servers.
 type mcpHub struct {
 	conns    []*mcpConn
+	servers  int      // configured, connected or not: names must not depend on which are up
 	keep     []string // WithMCPTools
 	portable bool
 	local    map[string]*Tool
@@ -40,6 +42,7 @@ type mcpConn struct {
 	tools     []*mcp.Tool
 	down      bool // the session ended
 	restarted bool
+	cancel    context.CancelFunc // ends the session's context, after it is closed
 	sinks     map[*noticeSink]int // streams running a call on this server
 	progress  map[string]progressTarget
 }
@@ -52,7 +55,7 @@ type progressTarget struct {
 // connectMCP connects to every server in parallel. It fails if a server
 // that is not optional cannot be reached, naming each.
 func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
-	h := &mcpHub{keep: cfg.mcpTools, portable: cfg.portable, local: local, log: cfg.logger}
+	h := &mcpHub{servers: len(cfg.mcp), keep: cfg.mcpTools, portable: cfg.portable, local: local, log: cfg.logger}
 	conns := make([]*mcpConn, len(cfg.mcp))
 	errs := make([]error, len(cfg.mcp))
 	var wg sync.WaitGroup
@@ -80,10 +83,20 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 	return h, nil
 }
 
-// start connects to the server and lists its tools.
-func (c *mcpConn) start(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, c.spec.timeout)
-	defer cancel()
+// start connects to the server and lists its tools. Some transports (SSE)
+// hold the connect context for the session's life, so the timeout cancels
+// it only while connecting.
+func (c *mcpConn) start(ctx context.Context) (err error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	timer := time.AfterFunc(c.spec.timeout, cancel)
+	defer func() {
+		if !timer.Stop() && err != nil {
+			err = fmt.Errorf("%w (timed out after %v)", err, c.spec.timeout)
+		}
+		if err != nil {
+			cancel()
+		}
+	}()
 	t, err := c.spec.transport(c.stderr)
 	if err != nil {
 		return c.fail("connecting", err)
@@ -106,7 +119,7 @@ func (c *mcpConn) start(ctx context.Context) error {
 		tools = append(tools, tool)
 	}
 	c.mu.Lock()
-	c.session, c.tools, c.down = session, tools, false
+	c.session, c.tools, c.down, c.cancel = session, tools, false, cancel
 	c.mu.Unlock()
 	go c.watch(session)
 	return nil
@@ -134,6 +147,7 @@ func (c *mcpConn) clientOptions() *mcp.ClientOptions {
 		},
 		LoggingMessageHandler:       c.onLog,
 		ProgressNotificationHandler: c.onProgress,
+		ElicitationHandler:          c.spec.elicit, // nil advertises no elicitation
 	}
 }
 
@@ -188,7 +202,7 @@ func (h *mcpHub) tools() []Tool {
 				continue
 			}
 			name := toolName(mt.Name)
-			if len(h.conns) > 1 || used[name] {
+			if h.servers > 1 || used[name] {
 				name = toolName(c.spec.name + "__" + mt.Name)
 			}
 			if len(h.keep) > 0 && !slices.Contains(h.keep, mt.Name) && !slices.Contains(h.keep, name) {
@@ -278,7 +292,7 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 // restarted before.
 func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
-	s, down, restarted := c.session, c.down, c.restarted
+	s, down, restarted, cancel := c.session, c.down, c.restarted, c.cancel
 	if down && !restarted {
 		c.restarted = true
 	}
@@ -290,6 +304,7 @@ func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 		return nil, fmt.Errorf("MCP server %q is down and was restarted once already", c.spec.name)
 	}
 	s.Close()
+	cancel()
 	c.hub.log.WarnContext(ctx, "robby: restarting MCP server", slog.String("server", c.spec.name))
 	if err := c.start(ctx); err != nil {
 		return nil, err
@@ -402,6 +417,7 @@ func (h *mcpHub) close() error {
 		if err := s.Close(); err != nil && !isExitError(err) {
 			errs = append(errs, fmt.Errorf("MCP server %q: %w", c.spec.name, err))
 		}
+		c.cancel()
 	}
 	return errors.Join(errs...)
 }

@@ -108,9 +108,7 @@ func (r *reply) addToolDelta(d *openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	if b.name == "" {
 		b.name = name
 	}
-	if !b.repeatsArguments(args) {
-		b.args.WriteString(args)
-	}
+	b.addArguments(args)
 	for k, f := range d.JSON.ExtraFields {
 		if raw := f.Raw(); raw != "" && raw != "null" {
 			if b.extra == nil {
@@ -146,7 +144,7 @@ func (b *callBuilder) startsAnother(id, name, args string) bool {
 	case name != "" && b.name != "" && b.complete():
 		// The same function again: a repeat of the call (vLLM's last
 		// chunk) keeps its id; a new call of it does not.
-		return id == "" || id != b.id
+		return id == "" || id != b.id || strings.TrimSpace(args) != "" && !b.repeatsArguments(args)
 	case id != "" && b.id != "" && id != b.id:
 		// A new id without a name is LM Studio's fragment; with a
 		// name it is another call.
@@ -158,6 +156,20 @@ func (b *callBuilder) startsAnother(id, name, args string) bool {
 // complete reports whether the arguments so far are a whole JSON value.
 func (b *callBuilder) complete() bool {
 	return b.args.Len() > 0 && json.Valid([]byte(b.args.String()))
+}
+
+// addArguments appends a fragment, unless it is the whole of the arguments
+// sent again (vLLM's and xLAM's final flush), after all or part of them.
+func (b *callBuilder) addArguments(args string) {
+	acc := b.args.String()
+	switch {
+	case b.repeatsArguments(args):
+	case acc != "" && !b.complete() && len(args) > len(acc) && strings.HasPrefix(args, acc) && json.Valid([]byte(args)):
+		b.args.Reset()
+		b.args.WriteString(args)
+	default:
+		b.args.WriteString(args)
+	}
 }
 
 // repeatsArguments reports whether args is the whole of what b already

@@ -1,0 +1,465 @@
+package robby
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/robby-go/robby/robbytest"
+)
+
+type mcpAddIn struct {
+	A int `json:"a" jsonschema:"first addend"`
+	B int `json:"b" jsonschema:"second addend"`
+}
+
+type mcpAddOut struct {
+	Sum int `json:"sum"`
+}
+
+// greetSchema uses what robby must keep whole: $defs, $ref, enum, nested
+// objects, required and descriptions.
+const greetSchema = `{
+	"type": "object",
+	"$defs": {"person": {"type": "object", "properties": {
+		"name": {"type": "string", "description": "the name"},
+		"title": {"type": "string", "enum": ["Dr", "Ms", "Mr"]}
+	}, "required": ["name"]}},
+	"properties": {"who": {"$ref": "#/$defs/person", "description": "who to greet"}},
+	"required": ["who"]
+}`
+
+// newMCPTestServer is a real go-sdk server with tools covering the result
+// shapes robby renders.
+func newMCPTestServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "v0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in mcpAddIn) (*mcp.CallToolResult, mcpAddOut, error) {
+			return nil, mcpAddOut{Sum: in.A + in.B}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "greet", Description: "Greets someone", InputSchema: json.RawMessage(greetSchema)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct{ Who struct{ Name, Title string } }
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hello"}, &mcp.TextContent{Text: in.Who.Title + " " + in.Who.Name}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the archive is locked"}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "media", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			size := int64(3)
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1, 2, 3, 4}},
+				&mcp.AudioContent{MIMEType: "audio/wav", Data: []byte{1, 2}},
+				&mcp.ResourceLink{URI: "file:///tmp/a.txt", Name: "a.txt", Description: "a file", Size: &size},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///tmp/b.txt", MIMEType: "text/plain", Text: "inside b"}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///tmp/c.bin", MIMEType: "application/octet-stream", Blob: []byte{9, 9}}},
+			}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if token := req.Params.GetProgressToken(); token != nil {
+				for i := 1; i <= 2; i++ {
+					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: "step"})
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "hang", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	return s
+}
+
+// inMemory connects server to a new in-memory MCPServer named name.
+func inMemory(t *testing.T, name string, server *mcp.Server) MCPServer {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(t.Context(), st, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { ss.Close() })
+	return MCPTransport(name, ct)
+}
+
+func toolNames(a *Agent) []string {
+	var names []string
+	for _, t := range a.Tools() {
+		names = append(names, t.Name())
+	}
+	return names
+}
+
+func TestMCPToolsInTheLoop(t *testing.T) {
+	srv := newServer(t)
+	srv.Reply(
+		robbytest.ToolCalls(
+			robbytest.Call("add", `{"a":40,"b":2}`),
+			robbytest.Call("greet", `{"who":{"name":"Curie","title":"Dr"}}`),
+			robbytest.Call("fail", `{}`),
+			robbytest.Call("media", `{}`),
+		),
+		robbytest.Text("done"),
+	)
+	a := newTestAgent(t, srv, WithMCP(inMemory(t, "test", newMCPTestServer())))
+	assert.Equal(t, []string{"add", "fail", "greet", "hang", "media", "slow"}, toolNames(a), "one server: bare names")
+
+	res, err := a.Run(t.Context(), "go")
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Text)
+	tools := map[string]string{}
+	for _, m := range srv.Requests()[1].Messages {
+		if m.Role == "tool" {
+			tools[m.ToolCallID] = m.Content
+		}
+	}
+	assert.Equal(t, `{"sum":42}`, tools["call_0_add"], "structured content is sent as JSON")
+	assert.Equal(t, "Hello\nDr Curie", tools["call_1_greet"])
+	assert.Equal(t, `Error: tool "fail": the archive is locked`, tools["call_2_fail"], "isError reaches the model")
+	assert.Equal(t, strings.Join([]string{
+		"[image: image/png, 4 bytes]",
+		"[audio: audio/wav, 2 bytes]",
+		"[resource link file:///tmp/a.txt: a.txt: a file]",
+		"[resource file:///tmp/b.txt]\ninside b",
+		"[resource file:///tmp/c.bin: application/octet-stream, 2 bytes]",
+	}, "\n"), tools["call_3_media"])
+}
+
+func TestMCPSchemasAreKeptWhole(t *testing.T) {
+	srv := newServer(t)
+	srv.Reply(robbytest.Text("ok"))
+	a := newTestAgent(t, srv, WithMCP(inMemory(t, "test", newMCPTestServer())))
+	_, err := a.Run(t.Context(), "hi")
+	require.NoError(t, err)
+	var body struct {
+		Tools []struct {
+			Function struct {
+				Name       string
+				Parameters json.RawMessage
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(srv.Requests()[0].Body, &body))
+	var sent string
+	for _, tool := range body.Tools {
+		if tool.Function.Name == "greet" {
+			sent = string(tool.Function.Parameters)
+		}
+	}
+	assert.JSONEq(t, greetSchema, sent)
+}
+
+func TestMCPArgumentsAreValidatedBeforeTheCall(t *testing.T) {
+	srv := newServer(t)
+	a := newTestAgent(t, srv, WithMCP(inMemory(t, "test", newMCPTestServer())))
+	results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{
+		{ID: "1", Name: "greet", Arguments: `{"who":{"title":"Dr"}}`},
+		{ID: "2", Name: "greet", Arguments: `{"who":{"name":"Ada","title":"Lady"}}`},
+	})
+	require.NoError(t, err)
+	for _, r := range results {
+		assert.ErrorIs(t, r.Err, ErrInvalidArguments)
+	}
+	assert.Contains(t, results[0].Output, "name")
+	assert.Contains(t, results[1].Output, "enum")
+}
+
+// remoteMCP serves server over streamable HTTP, SSE or WebSocket, and
+// records the Authorization headers it receives.
+func remoteMCP(t *testing.T, kind string, server *mcp.Server) (MCPServer, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var auth []string
+	record := func(r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		auth = append(auth, r.Header.Get("Authorization"))
+	}
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), auth...)
+	}
+	get := func(*http.Request) *mcp.Server { return server }
+	var s MCPServer
+	switch kind {
+	case "http":
+		h := mcp.NewStreamableHTTPHandler(get, nil)
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { record(r); h.ServeHTTP(w, r) }))
+		t.Cleanup(hs.Close)
+		s = MCPStreamableHTTP("remote", hs.URL)
+	case "sse":
+		h := mcp.NewSSEHandler(get, nil)
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { record(r); h.ServeHTTP(w, r) }))
+		t.Cleanup(hs.Close)
+		s = MCPSSE("remote", hs.URL)
+	case "websocket":
+		ws := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, c *websocketConn) {
+			serveWSMCP(t, server, nil)(ctx, c)
+		})
+		t.Cleanup(ws.close)
+		s = MCPWebSocket("remote", ws.wsURL())
+		return s.WithHeader("Authorization", "Bearer secret"), func() []string {
+			h, _ := ws.handshake()
+			return []string{h.Get("Authorization")}
+		}
+	}
+	return s.WithHeader("Authorization", "Bearer secret"), seen
+}
+
+func TestMCPRemoteTransports(t *testing.T) {
+	for _, kind := range []string{"http", "sse", "websocket"} {
+		t.Run(kind, func(t *testing.T) {
+			spec, auth := remoteMCP(t, kind, newMCPTestServer())
+			srv := newServer(t)
+			a := newTestAgent(t, srv, WithMCP(spec))
+			assert.Contains(t, toolNames(a), "add")
+			results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "1", Name: "add", Arguments: `{"a":1,"b":2}`}})
+			require.NoError(t, err)
+			assert.Equal(t, `{"sum":3}`, results[0].Output)
+			require.NotEmpty(t, auth())
+			for _, h := range auth() {
+				assert.Equal(t, "Bearer secret", h)
+			}
+			require.NoError(t, a.Close())
+		})
+	}
+}
+
+func TestMCPToolNames(t *testing.T) {
+	longName := strings.Repeat("very.long.tool.name/", 5)
+	server := func(names ...string) *mcp.Server {
+		s := mcp.NewServer(&mcp.Implementation{Name: "n", Version: "v0"}, nil)
+		for _, n := range names {
+			s.AddTool(&mcp.Tool{Name: n, InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "I am " + n}}}, nil
+				})
+		}
+		return s
+	}
+	local := FuncTool("lookup", "", nil, func(context.Context, map[string]any) (any, error) { return "local", nil })
+
+	t.Run("several servers are prefixed", func(t *testing.T) {
+		a := newTestAgent(t, newServer(t), WithMCP(inMemory(t, "one", server("lookup", "x.y")), inMemory(t, "two", server("lookup"))))
+		assert.Equal(t, []string{"one__lookup", "one__x_y", "two__lookup"}, toolNames(a))
+		results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "1", Name: "one__x_y", Arguments: "{}"}, {ID: "2", Name: "two__lookup", Arguments: "{}"}})
+		require.NoError(t, err)
+		assert.Equal(t, "I am x.y", results[0].Output, "the name maps back exactly")
+		assert.Equal(t, "I am lookup", results[1].Output)
+	})
+	t.Run("a clash with a local tool", func(t *testing.T) {
+		a := newTestAgent(t, newServer(t), WithTools(local), WithMCP(inMemory(t, "srv", server("lookup", "other"))))
+		assert.Equal(t, []string{"lookup", "other", "srv__lookup"}, toolNames(a))
+		results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "1", Name: "lookup", Arguments: "{}"}, {ID: "2", Name: "srv__lookup", Arguments: "{}"}})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"local", "I am lookup"}, []string{results[0].Output, results[1].Output})
+	})
+	t.Run("long and odd names", func(t *testing.T) {
+		a := newTestAgent(t, newServer(t), WithMCP(inMemory(t, "s", server(longName, longName+"2"))))
+		names := toolNames(a)
+		require.Len(t, names, 2)
+		for _, n := range names {
+			assert.True(t, validName(n), n)
+		}
+		assert.NotEqual(t, names[0], names[1])
+		results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "1", Name: names[0], Arguments: "{}"}, {ID: "2", Name: names[1], Arguments: "{}"}})
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{"I am " + longName, "I am " + longName + "2"}, []string{results[0].Output, results[1].Output})
+	})
+	t.Run("filters", func(t *testing.T) {
+		a := newTestAgent(t, newServer(t),
+			WithMCP(inMemory(t, "one", server("a", "b", "c")).WithDeny("b"), inMemory(t, "two", server("a", "b")).WithAllow("b")))
+		assert.Equal(t, []string{"one__a", "one__c", "two__b"}, toolNames(a))
+		a = newTestAgent(t, newServer(t), WithMCP(inMemory(t, "one", server("a", "b")), inMemory(t, "two", server("a"))), WithMCPTools("b", "two__a"))
+		assert.Equal(t, []string{"one__b", "two__a"}, toolNames(a))
+		results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "1", Name: "one__a", Arguments: "{}"}})
+		require.NoError(t, err)
+		assert.ErrorIs(t, results[0].Err, ErrUnknownTool, "a filtered tool is not callable")
+	})
+}
+
+func TestMCPToolListChangesBetweenTurns(t *testing.T) {
+	server := newMCPTestServer()
+	var hub *mcpHub
+	install := FuncTool("install", "", nil, func(context.Context, map[string]any) (any, error) {
+		server.AddTool(&mcp.Tool{Name: "fresh", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "fresh result"}}}, nil
+			})
+		// The server tells its clients after a short debounce.
+		for !hub.changed.Load() {
+			time.Sleep(time.Millisecond)
+		}
+		return "installed", nil
+	})
+	srv := newServer(t)
+	srv.Reply(
+		robbytest.ToolCalls(robbytest.Call("install", `{}`)),
+		robbytest.ToolCalls(robbytest.Call("live__fresh", `{}`)),
+		robbytest.Text("done"),
+	)
+	a := newTestAgent(t, srv, WithTools(install), WithMCP(inMemory(t, "test", newMCPTestServer()), inMemory(t, "live", server)))
+	hub = a.core.tools.hub
+	assert.NotContains(t, toolNames(a), "live__fresh")
+
+	res, err := a.Run(t.Context(), "go")
+	require.NoError(t, err)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	assert.NotContains(t, reqs[0].Tools, "live__fresh")
+	assert.Contains(t, reqs[1].Tools, "live__fresh", "the new tool is offered on the next turn")
+	assert.Equal(t, "fresh result", res.ToolCalls[1].Output)
+}
+
+func TestMCPProgressBecomesEvents(t *testing.T) {
+	srv := newServer(t)
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("slow", `{}`)), robbytest.Text("done"))
+	a := newTestAgent(t, srv, WithMCP(inMemory(t, "test", newMCPTestServer())))
+	var notices []Notice
+	for ev, err := range a.Stream(t.Context(), "go") {
+		require.NoError(t, err)
+		if ev.Kind == EventProgress {
+			notices = append(notices, *ev.Notice)
+		}
+	}
+	require.NotEmpty(t, notices)
+	assert.Equal(t, Notice{Server: "test", Tool: "slow", Message: "step", Progress: 1, Total: 2}, notices[0])
+}
+
+type failingTransport struct{}
+
+func (failingTransport) Connect(context.Context) (mcp.Connection, error) {
+	return nil, errors.New("no route to the moon")
+}
+
+func TestMCPConnectFailures(t *testing.T) {
+	srv := newServer(t)
+	_, err := New(WithBaseURL(srv.URL), WithModel("m"),
+		WithMCP(MCPTransport("moon", failingTransport{}), inMemory(t, "ok", newMCPTestServer())))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `MCP server "moon"`)
+	assert.Contains(t, err.Error(), "no route to the moon")
+
+	var logs bytes.Buffer
+	a := newTestAgent(t, srv, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithMCP(MCPTransport("moon", failingTransport{}).Optional(), inMemory(t, "ok", newMCPTestServer())))
+	assert.Contains(t, toolNames(a), "ok__add")
+	assert.Contains(t, logs.String(), "optional MCP server left out")
+
+	_, err = New(WithModel("m"), WithMCP(MCPCommand("missing", "/nonexistent/mcp-server")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `MCP server "missing"`)
+
+	_, err = New(WithModel("m"), WithMCP(MCPCommand("a", "x"), MCPCommand("a", "y")))
+	assert.ErrorContains(t, err, "duplicate")
+	_, err = New(WithModel("m"), WithMCP(MCPStreamableHTTP("u", "")))
+	assert.ErrorContains(t, err, "no URL")
+}
+
+func TestMCPHangingToolIsBounded(t *testing.T) {
+	a := newTestAgent(t, newServer(t), WithMCP(inMemory(t, "test", newMCPTestServer())), WithToolTimeout(100*time.Millisecond))
+	start := time.Now()
+	results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "1", Name: "hang", Arguments: "{}"}})
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.ErrorIs(t, results[0].Err, context.DeadlineExceeded)
+	// The session survives: the next call works.
+	results, err = a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "2", Name: "add", Arguments: `{"a":1,"b":1}`}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"sum":2}`, results[0].Output)
+}
+
+func TestMCPOversizedArgumentsAreRefused(t *testing.T) {
+	spec, _ := remoteMCP(t, "http", newMCPTestServer())
+	a := newTestAgent(t, newServer(t), WithMCP(spec))
+	big := `{"who":{"name":"` + strings.Repeat("x", maxHTTPMessage) + `"}}`
+	results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "1", Name: "greet", Arguments: big}})
+	require.NoError(t, err)
+	assert.Contains(t, results[0].Output, "more than MCP server \"remote\" accepts in one message")
+	results, err = a.ExecuteToolCalls(t.Context(), []ToolCall{{ID: "2", Name: "add", Arguments: `{"a":1,"b":1}`}})
+	require.NoError(t, err)
+	assert.Equal(t, `{"sum":2}`, results[0].Output, "the session is still up")
+}
+
+func TestPortableSchema(t *testing.T) {
+	var schema map[string]any
+	require.NoError(t, json.Unmarshal([]byte(`{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type": "object",
+		"additionalProperties": false,
+		"$defs": {"unit": {"type": "string", "enum": ["c", "f"]}},
+		"properties": {
+			"unit": {"$ref": "#/$defs/unit", "description": "the unit"},
+			"mode": {"const": "fast"},
+			"note": {"type": ["string", "null"]},
+			"either": {"oneOf": [{"type": "string"}, {"type": "integer", "exclusiveMinimum": 0}]},
+			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}}
+		},
+		"required": ["unit"]
+	}`), &schema))
+	got, err := portableSchema(schema)
+	require.NoError(t, err)
+	want := `{
+		"type": "object",
+		"properties": {
+			"unit": {"type": "string", "enum": ["c", "f"], "description": "the unit"},
+			"mode": {"enum": ["fast"]},
+			"note": {"type": "string", "nullable": true},
+			"either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}}
+		},
+		"required": ["unit"]
+	}`
+	b, _ := json.Marshal(got)
+	assert.JSONEq(t, want, string(b))
+
+	var recursive map[string]any
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"object","$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}},"properties":{"head":{"$ref":"#/$defs/n"}}}`), &recursive))
+	_, err = portableSchema(recursive)
+	assert.ErrorContains(t, err, "recursive")
+}
+
+func TestPortableSchemasLeaveOutUnusableTools(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "n", Version: "v0"}, nil)
+	s.AddTool(&mcp.Tool{Name: "tree", InputSchema: json.RawMessage(`{"type":"object","$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"properties":{"root":{"$ref":"#/$defs/n"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+	mcp.AddTool(s, &mcp.Tool{Name: "add"}, func(_ context.Context, _ *mcp.CallToolRequest, in mcpAddIn) (*mcp.CallToolResult, mcpAddOut, error) {
+		return nil, mcpAddOut{Sum: in.A + in.B}, nil
+	})
+	var logs bytes.Buffer
+	a := newTestAgent(t, newServer(t), WithPortableSchemas(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithMCP(inMemory(t, "n", s)))
+	assert.Equal(t, []string{"add"}, toolNames(a))
+	assert.Contains(t, logs.String(), "MCP tool left out")
+	assert.Contains(t, logs.String(), "tree")
+	assert.NotContains(t, a.Tools()[0].Parameters(), "additionalProperties")
+}
+
+func TestTailBufferKeepsTheLastLines(t *testing.T) {
+	var b tailBuffer
+	for i := range 30 {
+		b.Write([]byte("line " + strings.Repeat("x", i%3) + "\n"))
+	}
+	b.Write([]byte("partial"))
+	lines := strings.Split(b.String(), "\n")
+	assert.Len(t, lines, tailLines+1)
+	assert.Equal(t, "partial", lines[len(lines)-1])
+}
