@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -36,6 +37,7 @@ type MCPServer struct {
 	deny     []string
 	optional bool
 	roots    []string
+	elicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	timeout  time.Duration
 	grace    time.Duration
 }
@@ -164,6 +166,16 @@ func (s MCPServer) Optional() MCPServer { s.optional = true; return s }
 // the client's roots.
 func (s MCPServer) WithRoots(uris ...string) MCPServer {
 	s.roots = append(slices.Clip(s.roots), uris...)
+	return s
+}
+
+// WithElicitation advertises the elicitation capability and answers the
+// server's elicitation/create requests, which ask the user for input while
+// one of its tools runs, with h. For a form, the defaults of the requested
+// schema are filled in for the fields h's accepted content leaves out.
+// Without it, robby advertises no elicitation and such requests fail.
+func (s MCPServer) WithElicitation(h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) MCPServer {
+	s.elicit = h
 	return s
 }
 
