@@ -91,6 +91,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if next == nil {
+		// A test error, not a fault to retry: openai-go honours this header.
+		w.Header().Set("X-Should-Retry", "false")
 		writeError(w, http.StatusInternalServerError, "robbytest: no reply scripted for this request")
 		return
 	}
