@@ -13,15 +13,13 @@ import (
 // error it returns stops the stream.
 type deltaFunc func(text, reasoning string) error
 
-// complete sends one chat-completion request over msgs, offering the tools
-// of ts if not nil, streamed if onDelta is not nil, and returns the reply.
-// On error the reply holds what arrived before it, if anything did.
-func (a *Agent) complete(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, ts *toolset, onDelta deltaFunc) (*reply, error) {
-	p := a.core.params
-	p.Messages = msgs
-	if ts != nil {
-		p.Tools = ts.params
-	}
+// complete sends one chat-completion request, base with msgs and tools,
+// streamed if onDelta is not nil, and returns the reply. On error the reply
+// holds what arrived before it, if anything did.
+func (a *Agent) complete(ctx context.Context, base *openai.ChatCompletionNewParams, msgs []openai.ChatCompletionMessageParamUnion,
+	tools []openai.ChatCompletionToolUnionParam, onDelta deltaFunc) (*reply, error) {
+	p := *base
+	p.Messages, p.Tools = msgs, tools
 	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", p.Model),
 		slog.Int("messages", len(msgs)), slog.Int("tools", len(p.Tools)), slog.Bool("stream", onDelta != nil))
 	ctx, capture := withCapture(ctx)
@@ -94,7 +92,7 @@ func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
 		return "", err
 	}
 	defer release()
-	r, err := a.complete(ctx, a.history(nil), nil, onDelta)
+	r, err := a.complete(ctx, &a.core.params, a.history(nil), nil, onDelta)
 	if err != nil {
 		if r != nil {
 			return r.text.String(), err
@@ -115,7 +113,7 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 		return nil, err
 	}
 	defer release()
-	r, err := a.complete(ctx, a.history(nil), a.core.tools.get(ctx), nil)
+	r, err := a.complete(ctx, &a.core.params, a.history(nil), a.core.tools.get(ctx).params, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 
 	"github.com/openai/openai-go/v3"
 )
@@ -26,6 +27,8 @@ type Result struct {
 	ToolCalls []ToolResult
 	// Usage sums the tokens of every turn, as the provider reported them.
 	Usage Usage
+
+	external []ToolCall // calls left to the caller, for the HTTP endpoint
 }
 
 // EventKind tells which fields of an [Event] are set.
@@ -106,7 +109,11 @@ func sinkFrom(ctx context.Context) *noticeSink {
 // the partial result with an error wrapping [ErrMaxTurns]. Errors from the
 // endpoint are [*APIError]s. The result is never nil.
 func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
-	return a.run(ctx, prompt, nil)
+	return a.run(ctx, runConfig{pending: userPrompt(prompt)}, nil)
+}
+
+func userPrompt(prompt string) []openai.ChatCompletionMessageParamUnion {
+	return []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}
 }
 
 // Stream is [Agent.Run] with every step reported as it happens: text and
@@ -117,6 +124,10 @@ func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
 // Breaking out of the loop stops the run: the response is closed, running
 // tools are cancelled, and the conversation keeps the turns that ended.
 func (a *Agent) Stream(ctx context.Context, prompt string) iter.Seq2[Event, error] {
+	return a.stream(ctx, runConfig{pending: userPrompt(prompt)})
+}
+
+func (a *Agent) stream(ctx context.Context, rc runConfig) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -128,7 +139,7 @@ func (a *Agent) Stream(ctx context.Context, prompt string) iter.Seq2[Event, erro
 			}
 			return !stopped
 		}
-		res, err := a.run(ctx, prompt, emit)
+		res, err := a.run(ctx, rc, emit)
 		if !stopped {
 			yield(Event{Kind: EventDone, Turn: res.Turns, Result: res}, err)
 		}
@@ -138,19 +149,40 @@ func (a *Agent) Stream(ctx context.Context, prompt string) iter.Seq2[Event, erro
 // errStopped ends a stream whose consumer stopped listening.
 var errStopped = errors.New("robby: stream consumer stopped")
 
+// A runConfig is what a run starts from, beyond the agent's configuration.
+type runConfig struct {
+	pending  []openai.ChatCompletionMessageParamUnion // added with the first turn: the prompt
+	params   *openai.ChatCompletionNewParams          // the base request; nil for the agent's
+	external []openai.ChatCompletionToolUnionParam    // tools the caller runs itself
+}
+
+// isExternal reports whether a call is for one of the caller's tools.
+func (rc *runConfig) isExternal(c ToolCall) bool {
+	for _, t := range rc.external {
+		if f := t.OfFunction; f != nil && f.Function.Name == c.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // run is the loop behind Run (emit nil, plain requests) and Stream.
-func (a *Agent) run(ctx context.Context, prompt string, emit func(Event) bool) (*Result, error) {
+func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*Result, error) {
 	res := new(Result)
 	release, err := a.acquire(ctx)
 	if err != nil {
 		return res, err
 	}
 	defer release()
-	pending := []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}
+	pending := rc.pending
 	commit := func() {
 		a.AddMessages(pending...)
 		res.Messages = append(res.Messages, pending...)
 		pending = nil
+	}
+	params := rc.params
+	if params == nil {
+		params = &a.core.params
 	}
 	for turn := 1; ; turn++ {
 		if turn > a.core.maxTurns {
@@ -159,11 +191,11 @@ func (a *Agent) run(ctx context.Context, prompt string, emit func(Event) bool) (
 		final := a.core.finalTurn && turn == a.core.maxTurns
 		res.Turns = turn
 		ts := a.core.tools.get(ctx)
-		offered := ts
-		if final {
-			offered = nil
+		var offered []openai.ChatCompletionToolUnionParam
+		if !final {
+			offered = append(ts.params[:len(ts.params):len(ts.params)], rc.external...)
 		}
-		r, err := a.complete(ctx, a.history(pending), offered, a.deltaEmitter(turn, emit))
+		r, err := a.complete(ctx, params, a.history(pending), offered, a.deltaEmitter(turn, emit))
 		if r != nil {
 			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
 		}
@@ -175,6 +207,16 @@ func (a *Agent) run(ctx context.Context, prompt string, emit func(Event) bool) (
 		}
 		res.Usage.add(r.usage)
 		calls := r.toolCalls()
+		if ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isExternal(c) }); len(ext) > 0 && !final {
+			// The caller runs these: the run ends with them unanswered.
+			// Calls of the agent's own tools in the same turn are left
+			// out; the model will ask again once it has the results.
+			pending = append(pending, r.message(ext))
+			commit()
+			res.external = ext
+			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
+			return res, nil
+		}
 		pending = append(pending, r.message(calls))
 		if len(calls) == 0 {
 			commit()

@@ -78,6 +78,9 @@ func newMCPTestServer() *mcp.Server {
 				for i := 1; i <= 2; i++ {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: "step"})
 				}
+				// Notifications are handled concurrently with the result:
+				// a slow tool's come well before it.
+				time.Sleep(50 * time.Millisecond)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil
 		})
@@ -440,7 +443,9 @@ func TestPortableSchema(t *testing.T) {
 func TestPortableSchemasLeaveOutUnusableTools(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "n", Version: "v0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "tree", InputSchema: json.RawMessage(`{"type":"object","$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"properties":{"root":{"$ref":"#/$defs/n"}}}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "add"}, func(_ context.Context, _ *mcp.CallToolRequest, in mcpAddIn) (*mcp.CallToolResult, mcpAddOut, error) {
 		return nil, mcpAddOut{Sum: in.A + in.B}, nil
 	})

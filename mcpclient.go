@@ -42,7 +42,7 @@ type mcpConn struct {
 	tools     []*mcp.Tool
 	down      bool // the session ended
 	restarted bool
-	cancel    context.CancelFunc // ends the session's context, after it is closed
+	cancel    context.CancelFunc  // ends the session's context, after it is closed
 	sinks     map[*noticeSink]int // streams running a call on this server
 	progress  map[string]progressTarget
 }

@@ -19,6 +19,7 @@ type reply struct {
 	calls     []*callBuilder
 	finish    string
 	usage     Usage
+	extras    map[string]map[string]any // provider fields by final call id, set by toolCalls
 }
 
 // callBuilder collects the deltas of one tool call.
@@ -190,6 +191,12 @@ func (r *reply) toolCalls() []ToolCall {
 			id = newCallID()
 		}
 		seen[id] = true
+		if b.extra != nil {
+			if r.extras == nil {
+				r.extras = make(map[string]map[string]any)
+			}
+			r.extras[id] = b.extra
+		}
 		args := strings.TrimSpace(b.args.String())
 		if args == "" || args == "null" {
 			args = "{}"
@@ -217,12 +224,12 @@ func (r *reply) message(calls []ToolCall) openai.ChatCompletionMessageParamUnion
 	if text := r.text.String(); text != "" || len(calls) == 0 {
 		m.Content.OfString = openai.String(text)
 	}
-	for i, c := range calls {
+	for _, c := range calls {
 		p := openai.ChatCompletionMessageFunctionToolCallParam{
 			ID:       c.ID,
 			Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments},
 		}
-		if extra := r.calls[i].extra; extra != nil {
+		if extra := r.extras[c.ID]; extra != nil {
 			p.SetExtraFields(extra)
 		}
 		m.ToolCalls = append(m.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &p})
