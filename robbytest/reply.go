@@ -12,7 +12,7 @@ import (
 )
 
 // A Reply is a scripted answer to one request. Build one with [Text],
-// [ToolCalls], [Error], [SSE], [SSEFile] or [Handler], then adjust it with
+// [ToolCalls], [Error], [SSE], [SSEFile], [Func] or [Handler], then adjust it with
 // its With methods.
 type Reply struct {
 	text      string
@@ -23,6 +23,7 @@ type Reply struct {
 	body      string
 	sse       string
 	handler   http.HandlerFunc
+	fn        func(Request) Reply
 	delay     time.Duration // between streamed events
 }
 
@@ -72,6 +73,12 @@ func Handler(h http.HandlerFunc) Reply {
 	return Reply{handler: h}
 }
 
+// Func is a reply that f makes from the request, for answers that depend
+// on it: an echo of the last message, say.
+func Func(f func(Request) Reply) Reply {
+	return Reply{fn: f}
+}
+
 // WithText adds text before the tool calls of r.
 func (r Reply) WithText(s string) Reply { r.text = s; return r }
 
@@ -101,6 +108,9 @@ func (r Reply) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 func (r *Reply) serve(w http.ResponseWriter, req *http.Request, parsed *Request) {
 	switch {
+	case r.fn != nil:
+		next := r.fn(*parsed)
+		next.serve(w, req, parsed)
 	case r.handler != nil:
 		r.handler(w, req)
 	case r.status != 0:

@@ -1,0 +1,243 @@
+package robby
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// DefaultMaxRequestBytes bounds the body of a request to a [Server].
+const DefaultMaxRequestBytes = 8 << 20
+
+// ServerOptions configures a [Server]. The zero value is a server with no
+// authentication that shows no tool steps.
+type ServerOptions struct {
+	// Token, if set, is the bearer token every request must carry.
+	Token string
+	// MaxRequestBytes bounds a request's body (default
+	// [DefaultMaxRequestBytes]); a larger one is answered 413.
+	MaxRequestBytes int64
+	// ShowToolSteps streams the agent's tool calls and results to the
+	// client as reasoning, which chat front ends show apart from the
+	// answer. Otherwise the client sees only the answer.
+	ShowToolSteps bool
+	// Logger receives one line per failed request. The default discards.
+	Logger *slog.Logger
+}
+
+// A Server is an OpenAI-compatible chat-completions endpoint whose models
+// are agents: any chat front end or OpenAI SDK can talk to them, while
+// their tools run on the server. Build one with [NewServer] and mount it
+// on an [http.Server] or a mux; it serves
+//
+//	POST /v1/chat/completions
+//	GET  /v1/models
+//
+// Each request is a conversation of its own: the client sends the messages,
+// and the agent named by the request's model runs its whole loop over them
+// with its tools, in a fresh [Agent.Clone] that shares nothing else with
+// other requests. The request's parameters (temperature, max_tokens, stop,
+// seed, ...) override the agent's. Tools the client sends are offered to
+// the model next to the agent's; when the model calls one of them, the call
+// is handed back to the client (finish_reason "tool_calls"), as OpenAI
+// would. A client that goes away cancels its run and its tools.
+//
+// A Server is safe for concurrent use.
+type Server struct {
+	agents map[string]*Agent
+	opts   ServerOptions
+	mux    *http.ServeMux
+}
+
+// NewServer serves agents under their model names. opts may be nil.
+func NewServer(agents map[string]*Agent, opts *ServerOptions) *Server {
+	s := &Server{agents: agents, mux: http.NewServeMux()}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.MaxRequestBytes <= 0 {
+		s.opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if s.opts.Logger == nil {
+		s.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
+			fmt.Sprintf("Unknown request URL: %s %s", r.Method, r.URL.Path))
+	})
+	return s
+}
+
+// ServeHTTP answers the request after checking its bearer token.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Token != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) != 1 {
+			writeAPIError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
+				"Missing or incorrect bearer token.")
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	names := make([]string, 0, len(s.agents))
+	for name := range s.agents {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: make([]model, 0, len(names))}
+	for _, name := range names {
+		list.Data = append(list.Data, model{ID: name, Object: "model", OwnedBy: "robby"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// chatRequest is what the server reads of a request itself; the rest goes
+// to the model as the client sent it.
+type chatRequest struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Messages []json.RawMessage `json:"messages"`
+}
+
+func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeAPIError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
+				fmt.Sprintf("Request body is larger than %d bytes.", tooBig.Limit))
+			return
+		}
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body: "+err.Error())
+		return
+	}
+	var head chatRequest
+	if err := json.Unmarshal(body, &head); err != nil {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "Invalid JSON in the request body: "+err.Error())
+		return
+	}
+	if len(head.Messages) == 0 {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "missing_messages", "'messages' is required and must not be empty.")
+		return
+	}
+	agent, ok := s.agents[head.Model]
+	if !ok {
+		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
+			fmt.Sprintf("The model '%s' does not exist.", head.Model))
+		return
+	}
+	conv, rc, err := agent.core.conversation(body)
+	if err != nil {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
+		return
+	}
+	reply := &chatReply{w: w, model: head.Model, id: "chatcmpl-" + randomID(), created: time.Now().Unix(),
+		usage: head.StreamOptions.IncludeUsage, steps: s.opts.ShowToolSteps}
+	if head.Stream {
+		err = reply.stream(r.Context(), conv, rc)
+	} else {
+		var res *Result
+		res, err = conv.run(r.Context(), rc, nil)
+		if err == nil || errors.Is(err, ErrMaxTurns) {
+			reply.complete(res, err)
+			return
+		}
+	}
+	if err != nil && r.Context().Err() == nil {
+		s.opts.Logger.WarnContext(r.Context(), "robby: chat completion failed", slog.String("model", head.Model), slog.Any("error", err))
+		reply.fail(err)
+	}
+}
+
+// conversation makes the fresh agent and run configuration of one request:
+// the agent's system prompt, then the client's messages; the agent's base
+// request with the client's parameters on top; the client's tools.
+func (c *core) conversation(body []byte) (*Agent, runConfig, error) {
+	var req openai.ChatCompletionNewParams
+	if err := req.UnmarshalJSON(body); err != nil {
+		return nil, runConfig{}, fmt.Errorf("Invalid request: %v", err)
+	}
+	params, err := c.requestParams(body)
+	if err != nil {
+		return nil, runConfig{}, err
+	}
+	ts := c.tools.get(context.Background())
+	for _, t := range req.Tools {
+		if f := t.OfFunction; f != nil && ts.byName[f.Function.Name] != nil {
+			return nil, runConfig{}, fmt.Errorf("Tool %q has the name of one of the agent's own tools.", f.Function.Name)
+		}
+	}
+	conv := newAgent(c, c.initial)
+	conv.AddMessages(req.Messages...)
+	return conv, runConfig{params: &params, external: req.Tools}, nil
+}
+
+// serverOwned are the request fields the server sets itself.
+var serverOwned = []string{"model", "messages", "tools", "stream", "stream_options", "n"}
+
+// requestParams lays the client's request parameters over the agent's.
+func (c *core) requestParams(body []byte) (openai.ChatCompletionNewParams, error) {
+	base, err := json.Marshal(c.params)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	var merged, client map[string]json.RawMessage
+	if err := json.Unmarshal(base, &merged); err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	if err := json.Unmarshal(body, &client); err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	for k, v := range client {
+		if !slices.Contains(serverOwned, k) {
+			merged[k] = v
+		}
+	}
+	b, err := json.Marshal(merged)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	var p openai.ChatCompletionNewParams
+	if err := p.UnmarshalJSON(b); err != nil {
+		return openai.ChatCompletionNewParams{}, fmt.Errorf("Invalid request parameters: %v", err)
+	}
+	p.Model = c.params.Model
+	return p, nil
+}
+
+func randomID() string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 24)
+	for i := range b {
+		b[i] = hex[rand.IntN(16)]
+	}
+	return string(b)
+}
