@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+
+	"github.com/robby-go/robby"
+)
+
+// Defaults when neither a flag nor the environment says otherwise: Docker
+// Model Runner's local endpoint and a small model it serves.
+const (
+	defaultBaseURL = "http://localhost:12434/engines/v1"
+	defaultModel   = "ai/qwen2.5"
+)
+
+// agentFlags are the flags every subcommand takes.
+type agentFlags struct {
+	model, system, mcp, baseURL, apiKey string
+	maxTurns                            int
+	verbose                             bool
+}
+
+func (f *agentFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.model, "model", envOr("ROBBY_MODEL", defaultModel), "model name (env ROBBY_MODEL)")
+	fs.StringVar(&f.system, "system", "", "system prompt")
+	fs.StringVar(&f.mcp, "mcp", "", "mcpServers JSON file whose servers' tools the agent uses")
+	fs.StringVar(&f.baseURL, "base-url", envOr("OPENAI_BASE_URL", defaultBaseURL), "chat-completions endpoint (env OPENAI_BASE_URL)")
+	fs.StringVar(&f.apiKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key, empty for local servers (env OPENAI_API_KEY)")
+	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
+	fs.BoolVar(&f.verbose, "v", false, "log requests and MCP servers to stderr")
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// newAgent builds the agent the flags describe.
+func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
+	if f.baseURL == "" {
+		return nil, errors.New("no endpoint: give -base-url or set OPENAI_BASE_URL")
+	}
+	if _, err := url.ParseRequestURI(f.baseURL); err != nil {
+		return nil, fmt.Errorf("bad -base-url %q: %v", f.baseURL, err)
+	}
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	opts := []robby.Option{
+		robby.WithBaseURL(f.baseURL), robby.WithAPIKey(f.apiKey), robby.WithModel(f.model),
+		robby.WithMaxTurns(f.maxTurns), robby.WithFinalAnswer(),
+		robby.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))),
+	}
+	if f.system != "" {
+		opts = append(opts, robby.WithSystem(f.system))
+	}
+	if f.mcp != "" {
+		servers, err := robby.LoadMCPConfig(f.mcp)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, robby.WithMCP(servers...))
+	}
+	return robby.New(opts...)
+}
+
+// explain adds a hint to an error that says the endpoint did not answer.
+func explain(err error, baseURL string) error {
+	var netErr *net.OpError
+	if errors.As(err, &netErr) {
+		return fmt.Errorf("%w\nnothing answers at %s: start Docker Model Runner (docker desktop enable model-runner --tcp 12434), "+
+			"or point -base-url at Ollama (http://localhost:11434/v1) or another endpoint", err, baseURL)
+	}
+	return err
+}

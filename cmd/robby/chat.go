@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/robby-go/robby"
+)
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f agentFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: robby run [flags] "prompt"`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errors.New("run needs a prompt")
+	}
+	agent, err := f.newAgent(stderr)
+	if err != nil {
+		return err
+	}
+	defer agent.Close()
+	return explain(answer(ctx, agent, strings.Join(fs.Args(), " "), stdout, stderr), f.baseURL)
+}
+
+func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f agentFlags
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	agent, err := f.newAgent(stderr)
+	if err != nil {
+		return err
+	}
+	defer agent.Close()
+	fmt.Fprintf(stderr, "robby chat with %s at %s; %d tools. Ctrl-D to quit.\n", f.model, f.baseURL, len(agent.Tools()))
+	in := bufio.NewScanner(stdin)
+	in.Buffer(make([]byte, 64<<10), 1<<20)
+	for {
+		fmt.Fprint(stderr, "› ")
+		if !in.Scan() {
+			fmt.Fprintln(stderr)
+			return in.Err()
+		}
+		prompt := strings.TrimSpace(in.Text())
+		if prompt == "" {
+			continue
+		}
+		if err := answer(ctx, agent, prompt, stdout, stderr); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			// A failed answer leaves the conversation as it was: go on.
+			fmt.Fprintln(stderr, "robby:", explain(err, f.baseURL))
+		}
+	}
+}
+
+// answer streams one run: the answer to stdout, the steps to stderr.
+func answer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stderr io.Writer) error {
+	for ev, err := range agent.Stream(ctx, prompt) {
+		switch ev.Kind {
+		case robby.EventText:
+			fmt.Fprint(stdout, ev.Delta)
+		case robby.EventToolCall:
+			fmt.Fprintf(stderr, "\n→ %s %s\n", ev.ToolCall.Name, ev.ToolCall.Arguments)
+		case robby.EventToolResult:
+			r := ev.ToolResult
+			fmt.Fprintf(stderr, "← %s (%v): %s\n", r.Call.Name, r.Duration.Round(1e6), oneLine(r.Output, 200))
+		case robby.EventProgress:
+			fmt.Fprintf(stderr, "… %s/%s %v/%v %s\n", ev.Notice.Server, ev.Notice.Tool, ev.Notice.Progress, ev.Notice.Total, ev.Notice.Message)
+		case robby.EventDone:
+			fmt.Fprintln(stdout)
+			return err
+		}
+	}
+	return nil
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,67 @@
+// Command robby runs an agent from the command line, with the tools of MCP
+// servers, against any OpenAI-compatible endpoint.
+//
+//	robby run [flags] "prompt"   stream one answer; tool steps go to stderr
+//	robby chat [flags]           an interactive conversation with memory
+//	robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
+//
+// Every subcommand takes -model, -system, -mcp (an mcpServers JSON file, as
+// Claude Desktop, Cursor and VS Code write them), -base-url and -api-key.
+// The endpoint and key default to OPENAI_BASE_URL and OPENAI_API_KEY, then
+// to Docker Model Runner's http://localhost:12434/engines/v1; the model to
+// ROBBY_MODEL, then ai/qwen2.5.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage:
+  robby run [flags] "prompt"   stream one answer; tool steps go to stderr
+  robby chat [flags]           an interactive conversation with memory
+  robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
+
+Run 'robby <command> -h' for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "robby:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches to a subcommand; it is main without the process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "run":
+		return runCmd(ctx, args[1:], stdout, stderr)
+	case "chat":
+		return chatCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "serve":
+		return serveCmd(ctx, args[1:], stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

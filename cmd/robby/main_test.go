@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/robby-go/robby/robbytest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func upstream(t *testing.T, replies ...robbytest.Reply) *robbytest.Server {
+	srv := robbytest.NewServer()
+	t.Cleanup(srv.Close)
+	srv.Reply(replies...)
+	return srv
+}
+
+func TestRunStreamsTheAnswer(t *testing.T) {
+	srv := upstream(t, robbytest.Text("Hello from robby"))
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"run", "-base-url", srv.URL, "-model", "m", "-system", "Be brief.", "say", "hi"}, nil, &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	assert.Equal(t, "Hello from robby\n", stdout.String())
+	req := srv.Requests()[0]
+	assert.Equal(t, "m", req.Model)
+	assert.Equal(t, "say hi", req.Messages[1].Content)
+}
+
+func TestChatKeepsMemory(t *testing.T) {
+	srv := upstream(t, robbytest.Text("Hi Bob."), robbytest.Text("You are Bob."))
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"chat", "-base-url", srv.URL}, strings.NewReader("I am Bob\n\nwho am I?\n"), &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	assert.Equal(t, "Hi Bob.\nYou are Bob.\n", stdout.String())
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Len(t, reqs[1].Messages, 3, "the second question carries the first exchange")
+	assert.Equal(t, "ai/qwen2.5", reqs[0].Model, "the default model")
+}
+
+func TestServeAnswersAndShutsDown(t *testing.T) {
+	srv := upstream(t, robbytest.Text("served answer"))
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-base-url", srv.URL, "-model", "agent", "-token", "tok"}, nil, io.Discard, stderr) }()
+
+	var base string
+	require.Eventually(t, func() bool {
+		m := regexp.MustCompile(`on (http://\S+/v1)`).FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	}, 5*time.Second, 10*time.Millisecond)
+	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("tok"), option.WithMaxRetries(0))
+	s := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: "agent",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
+	var text strings.Builder
+	for s.Next() {
+		for _, ch := range s.Current().Choices {
+			text.WriteString(ch.Delta.Content)
+		}
+	}
+	require.NoError(t, s.Err())
+	s.Close()
+	assert.Equal(t, "served answer", text.String())
+
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	assert.Contains(t, stderr.String(), "shutting down")
+}
+
+func TestCommandErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"mcpServers": {"x": {}}}`), 0o600))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "flag: help requested"},
+		{"unknown command", []string{"fly"}, `unknown command "fly"`},
+		{"no prompt", []string{"run"}, "run needs a prompt"},
+		{"bad config", []string{"run", "-mcp", bad, "hi"}, `"x"`},
+		{"missing config", []string{"run", "-mcp", "/nonexistent/mcp.json", "hi"}, "no such file"},
+		{"bad URL", []string{"run", "-base-url", "::", "hi"}, "bad -base-url"},
+		{"nothing answers", []string{"run", "-base-url", "http://127.0.0.1:1/v1", "hi"}, "nothing answers at http://127.0.0.1:1/v1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("OPENAI_BASE_URL", "")
+			err := run(t.Context(), tt.args, nil, io.Discard, io.Discard)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// syncBuffer is a buffer written by the server's goroutine and read by the
+// test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
