@@ -60,7 +60,9 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	stderr := &syncBuffer{}
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-base-url", srv.URL, "-model", "agent", "-token", "tok"}, nil, io.Discard, stderr) }()
+	go func() {
+		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-base-url", srv.URL, "-model", "agent", "-token", "tok"}, nil, io.Discard, stderr)
+	}()
 
 	var base string
 	require.Eventually(t, func() bool {
