@@ -78,6 +78,7 @@ func newMCPTestServer() *mcp.Server {
 				for i := 1; i <= 2; i++ {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: "step"})
 				}
+				req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "slow", Data: "halfway"})
 				// Notifications are handled concurrently with the result:
 				// a slow tool's come well before it.
 				time.Sleep(50 * time.Millisecond)
@@ -332,19 +333,23 @@ func TestMCPToolListChangesBetweenTurns(t *testing.T) {
 	assert.Equal(t, "fresh result", res.ToolCalls[1].Output)
 }
 
-func TestMCPProgressBecomesEvents(t *testing.T) {
+func TestMCPNotificationsBecomeEvents(t *testing.T) {
 	srv := newServer(t)
 	srv.Reply(robbytest.ToolCalls(robbytest.Call("slow", `{}`)), robbytest.Text("done"))
 	a := newTestAgent(t, srv, WithMCP(inMemory(t, "test", newMCPTestServer())))
-	var notices []Notice
+	var progress, logs []Notice
 	for ev, err := range a.Stream(t.Context(), "go") {
 		require.NoError(t, err)
-		if ev.Kind == EventProgress {
-			notices = append(notices, *ev.Notice)
+		switch ev.Kind {
+		case EventProgress:
+			progress = append(progress, *ev.Notice)
+		case EventLog:
+			logs = append(logs, *ev.Notice)
 		}
 	}
-	require.NotEmpty(t, notices)
-	assert.Equal(t, Notice{Server: "test", Tool: "slow", Message: "step", Progress: 1, Total: 2}, notices[0])
+	require.NotEmpty(t, progress)
+	assert.Equal(t, Notice{Server: "test", Tool: "slow", Message: "step", Progress: 1, Total: 2}, progress[0])
+	assert.Equal(t, []Notice{{Server: "test", Level: "info", Message: "halfway"}}, logs)
 }
 
 type failingTransport struct{}

@@ -118,6 +118,7 @@ func (c *mcpConn) start(ctx context.Context) (err error) {
 		}
 		tools = append(tools, tool)
 	}
+	c.askForLogs(ctx, session)
 	c.mu.Lock()
 	c.session, c.tools, c.down, c.cancel = session, tools, false, cancel
 	c.mu.Unlock()
@@ -148,6 +149,22 @@ func (c *mcpConn) clientOptions() *mcp.ClientOptions {
 		LoggingMessageHandler:       c.onLog,
 		ProgressNotificationHandler: c.onProgress,
 		ElicitationHandler:          c.spec.elicit, // nil advertises no elicitation
+	}
+}
+
+// logLevel is the least severe level of the server log messages robby asks
+// for.
+const logLevel = "info"
+
+// askForLogs asks a server of a protocol before 2026-07-28, which sends no
+// log message until the client sets a level, for its messages.
+func (c *mcpConn) askForLogs(ctx context.Context, s *mcp.ClientSession) {
+	init := s.InitializeResult()
+	if init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil || init.ProtocolVersion >= "2026-07-28" {
+		return
+	}
+	if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: logLevel}); err != nil {
+		c.hub.log.DebugContext(ctx, "robby: MCP server refused a log level", slog.String("server", c.spec.name), slog.Any("error", err))
 	}
 }
 
@@ -327,6 +344,9 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if sink := sinkFrom(ctx); sink != nil {
+		// Someone streams: ask for progress and for log messages (the
+		// request's level, since protocol 2026-07-28).
+		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: logLevel}
 		token := fmt.Sprintf("robby-%d", c.hub.tokens.Add(1))
 		params.SetProgressToken(token)
 		c.listen(sink, token, tool)
