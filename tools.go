@@ -3,6 +3,7 @@ package robby
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -271,24 +272,69 @@ func newToolset(tools []Tool, limit int, timeout time.Duration, log *slog.Logger
 // execute runs calls concurrently, at most ts.limit of them, and fills
 // results in call order; the calls past the limit get ErrToolLimit. If done
 // is not nil, the index of each result is sent on it once it is ready.
+//
+// The calls of a turn start together, so one deadline bounds them all. A
+// tool still running when the deadline or ctx ends is abandoned with an
+// error result: its goroutine ends when the tool function returns.
 func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []ToolResult, done chan<- int) {
-	var wg sync.WaitGroup
-	for i, call := range calls {
-		r := &results[i]
-		r.Call = call
-		if i >= ts.limit {
-			r.finish(fmt.Errorf("%w: call not run, the limit is %d calls a turn", ErrToolLimit, ts.limit), done, i)
-			continue
+	run := min(len(calls), ts.limit)
+	for i := range calls {
+		results[i].Call = calls[i]
+		if i >= run {
+			results[i].finish(fmt.Errorf("%w: call not run, the limit is %d calls a turn", ErrToolLimit, ts.limit), done, i)
 		}
-		wg.Go(func() {
-			start := time.Now()
-			out, err := ts.call(ctx, call)
-			r.Output, r.Duration = out, time.Since(start)
-			r.finish(err, done, i)
-		})
 	}
-	wg.Wait()
+	if run == 0 {
+		return
+	}
+	if ts.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, ts.timeout, toolTimeout(ts.timeout))
+		defer cancel()
+	}
+	type outcome struct {
+		i   int
+		out string
+		err error
+	}
+	ch := make(chan outcome, run) // never blocks an abandoned tool
+	start := time.Now()
+	for i := range run {
+		go func() {
+			out, err := ts.call(ctx, calls[i])
+			ch <- outcome{i, out, err}
+		}()
+	}
+	ended := make([]bool, run)
+	record := func(o outcome) {
+		if o.err != nil && ctx.Err() != nil {
+			o.err = fmt.Errorf("tool %q: %w", calls[o.i].Name, context.Cause(ctx)) // say which bound
+		}
+		ended[o.i] = true
+		results[o.i].Output, results[o.i].Duration = o.out, time.Since(start)
+		results[o.i].finish(o.err, done, o.i)
+	}
+	for left := run; left > 0; left-- {
+		select {
+		case o := <-ch:
+			record(o)
+		case <-ctx.Done():
+			for ; left > 0 && len(ch) > 0; left-- { // finished in time after all: keep their work
+				record(<-ch)
+			}
+			for i := range run {
+				if !ended[i] {
+					record(outcome{i: i, err: errAbandoned})
+				}
+			}
+			return
+		}
+	}
 }
+
+// errAbandoned stands for the error of a tool that did not return in time;
+// record replaces it with the bound that ended it.
+var errAbandoned = errors.New("abandoned")
 
 // finish records the error of a result, which then is what the model reads,
 // and reports the result as ready.
@@ -301,10 +347,9 @@ func (r *ToolResult) finish(err error, done chan<- int, i int) {
 	}
 }
 
-// call runs one tool call, bounded by the timeout and ctx. A tool that
-// ignores its context is abandoned when the bound is reached: its goroutine
-// ends when the tool function returns.
-func (ts *toolset) call(ctx context.Context, call ToolCall) (string, error) {
+// call runs one tool call: it finds the tool, checks the arguments against
+// its schema, and calls it, recovering a panic.
+func (ts *toolset) call(ctx context.Context, call ToolCall) (out string, err error) {
 	t := ts.byName[call.Name]
 	if t == nil {
 		return "", fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
@@ -313,48 +358,24 @@ func (ts *toolset) call(ctx context.Context, call ToolCall) (string, error) {
 	if err := t.validate(args); err != nil {
 		return "", fmt.Errorf("tool %q: %w", call.Name, err)
 	}
-	if ts.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, ts.timeout, fmt.Errorf("timed out after %v: %w", ts.timeout, context.DeadlineExceeded))
-		defer cancel()
-	}
-	type outcome struct {
-		out string
-		err error
-	}
-	ch := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				ts.log.ErrorContext(ctx, "robby: tool panicked", slog.String("tool", call.Name),
-					slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-				ch <- outcome{err: fmt.Errorf("%w: %v", ErrToolPanic, p)}
-			}
-		}()
-		out, err := t.call(ctx, args)
-		ch <- outcome{out, err}
+	defer func() {
+		if p := recover(); p != nil {
+			ts.log.ErrorContext(ctx, "robby: tool panicked", slog.String("tool", call.Name),
+				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			out, err = "", fmt.Errorf("tool %q: %w: %v", call.Name, ErrToolPanic, p)
+		}
 	}()
-	select {
-	case o := <-ch:
-		if o.err != nil && ctx.Err() != nil {
-			// The tool gave up because of the bound: say which bound.
-			o.err = context.Cause(ctx)
-		}
-		if o.err != nil {
-			return "", fmt.Errorf("tool %q: %w", call.Name, o.err)
-		}
-		return o.out, nil
-	case <-ctx.Done():
-		select {
-		case o := <-ch: // finished in time after all: keep its work
-			if o.err == nil {
-				return o.out, nil
-			}
-		default:
-		}
-		return "", fmt.Errorf("tool %q: %w", call.Name, context.Cause(ctx))
+	if out, err = t.call(ctx, args); err != nil {
+		return "", fmt.Errorf("tool %q: %w", call.Name, err)
 	}
+	return out, nil
 }
+
+// toolTimeout is the cause of a tool's context ending at its timeout.
+type toolTimeout time.Duration
+
+func (d toolTimeout) Error() string { return "timed out after " + time.Duration(d).String() }
+func (toolTimeout) Unwrap() error   { return context.DeadlineExceeded }
 
 func (t *Tool) validate(args json.RawMessage) error {
 	var v any
