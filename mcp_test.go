@@ -94,7 +94,7 @@ func newMCPTestServer() *mcp.Server {
 }
 
 // inMemory connects server to a new in-memory MCPServer named name.
-func inMemory(t *testing.T, name string, server *mcp.Server) MCPServer {
+func inMemory(t testing.TB, name string, server *mcp.Server) MCPServer {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(t.Context(), st, nil)
