@@ -747,3 +747,24 @@ func TestWithClientAndRequestOptions(t *testing.T) {
 	assert.Equal(t, "mine", h.Get("X-Client"))
 	assert.Equal(t, "yes", h.Get("X-Request"))
 }
+
+func TestOptionalNullArgumentsAreLeftOut(t *testing.T) {
+	type in struct {
+		City string  `json:"city"`
+		Unit *string `json:"unit,omitempty"`
+	}
+	var got []string
+	weather := NewTool("weather", "", func(_ context.Context, a in) (string, error) {
+		got = append(got, fmt.Sprint(a.City, " ", a.Unit == nil))
+		return "sunny", nil
+	})
+	a := newTestAgent(t, newServer(t), WithTools(weather))
+	results, err := a.ExecuteToolCalls(t.Context(), []ToolCall{
+		{ID: "1", Name: "weather", Arguments: `{"city":"Paris","unit":null}`},
+		{ID: "2", Name: "weather", Arguments: `{"city":null}`},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "sunny", results[0].Output)
+	assert.Equal(t, []string{"Paris true"}, got)
+	assert.ErrorIs(t, results[1].Err, ErrInvalidArguments, "a required argument stays, and fails")
+}

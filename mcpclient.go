@@ -179,15 +179,18 @@ func (c *mcpConn) fail(doing string, err error) error {
 }
 
 // refresh lists the tools of every server again, after a server announced
-// a change.
+// a change. Each listing is bounded by the server's connect timeout, as
+// ctx may have no deadline (Agent.Tools): a server that does not answer
+// keeps its previous tools.
 func (h *mcpHub) refresh(ctx context.Context) {
 	for _, c := range h.conns {
 		s, err := c.live(ctx)
 		if err != nil {
 			continue
 		}
+		lctx, cancel := context.WithTimeout(ctx, c.spec.timeout)
 		var tools []*mcp.Tool
-		for tool, err := range s.Tools(ctx, nil) {
+		for tool, err := range s.Tools(lctx, nil) {
 			if err != nil {
 				h.log.WarnContext(ctx, "robby: listing MCP tools", slog.String("server", c.spec.name), slog.Any("error", err))
 				tools = nil
@@ -195,6 +198,7 @@ func (h *mcpHub) refresh(ctx context.Context) {
 			}
 			tools = append(tools, tool)
 		}
+		cancel()
 		if tools != nil {
 			c.mu.Lock()
 			c.tools = tools

