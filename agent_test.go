@@ -84,6 +84,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"invalid name", []Option{WithModel("m"), WithTools(FuncTool("a tool", "", nil, nil))}, "name must match"},
 		{"long name", []Option{WithModel("m"), WithTools(FuncTool(strings.Repeat("x", 65), "", nil, nil))}, "name must match"},
 		{"zero tool", []Option{WithModel("m"), WithTools(Tool{name: "zero"})}, "not built"},
+		{"nil function", []Option{WithModel("m"), WithTools(FuncTool("f", "", nil, nil))}, "nil function"},
 		{"non-object input", []Option{WithModel("m"), WithTools(NewTool("s", "", func(context.Context, string) (string, error) { return "", nil }))}, "not a struct"},
 		{"uninferable input", []Option{WithModel("m"), WithTools(NewTool("c", "", func(context.Context, struct{ C chan int }) (string, error) { return "", nil }))}, "tool \"c\""},
 		{"bad schema", []Option{WithModel("m"), WithTools(FuncTool("f", "", map[string]any{"type": 12}, nil))}, "tool \"f\""},

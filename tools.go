@@ -61,7 +61,17 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		return t
 	}
 	t.params, t.schema, t.err = compileSchema(schema)
-	t.call = func(ctx context.Context, args json.RawMessage) (string, error) {
+	t.call = decoded(fn)
+	if fn == nil {
+		t.err = errors.New("nil function")
+	}
+	return t
+}
+
+// decoded adapts fn to the raw arguments of a call: they are decoded into
+// In, and the result encoded.
+func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(context.Context, json.RawMessage) (string, error) {
+	return func(ctx context.Context, args json.RawMessage) (string, error) {
 		var in In
 		if err := json.Unmarshal(args, &in); err != nil {
 			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
@@ -72,7 +82,6 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		}
 		return encodeResult(out)
 	}
-	return t
 }
 
 // FuncTool makes a tool of an untyped function, in the name→func style:
@@ -94,16 +103,9 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 		return t
 	}
 	t.params, t.schema, t.err = compileSchema(&schema)
-	t.call = func(ctx context.Context, args json.RawMessage) (string, error) {
-		var in map[string]any
-		if err := json.Unmarshal(args, &in); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-		}
-		out, err := fn(ctx, in)
-		if err != nil {
-			return "", err
-		}
-		return encodeResult(out)
+	t.call = decoded(fn)
+	if fn == nil {
+		t.err = errors.New("nil function")
 	}
 	return t
 }
