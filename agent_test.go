@@ -769,3 +769,29 @@ func TestOptionalNullArgumentsAreLeftOut(t *testing.T) {
 	assert.Equal(t, []string{"Paris true"}, got)
 	assert.ErrorIs(t, results[1].Err, ErrInvalidArguments, "a required argument stays, and fails")
 }
+
+func TestApprovalCanRefuseACall(t *testing.T) {
+	var asked []string
+	var mu sync.Mutex
+	approve := func(_ context.Context, c ToolCall) error {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, c.Name+" "+c.Arguments)
+		if strings.Contains(c.Arguments, `"a":666`) {
+			return errors.New("the operator said no")
+		}
+		return nil
+	}
+	srv := newServer(t)
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":1}`), robbytest.Call("add", `{"a":666,"b":1}`), robbytest.Call("nope", `{}`)),
+		robbytest.Text("done"))
+	a := newTestAgent(t, srv, WithTools(addTool), WithApproval(approve))
+	res, err := a.Run(t.Context(), "go")
+	require.NoError(t, err)
+	assert.Equal(t, "2", res.ToolCalls[0].Output)
+	assert.ErrorIs(t, res.ToolCalls[1].Err, ErrNotApproved)
+	assert.Equal(t, `Error: tool "add": robby: tool call not approved: the operator said no`, res.ToolCalls[1].Output)
+	assert.ElementsMatch(t, []string{`add {"a":1,"b":1}`, `add {"a":666,"b":1}`}, asked, "unknown tools are refused before approval")
+	_, err = New(WithModel("m"), WithApproval(nil))
+	assert.ErrorContains(t, err, "WithApproval")
+}

@@ -44,6 +44,10 @@ var (
 	// ErrToolPanic is the error of a tool that panicked; the panic is
 	// recovered and the agent goes on.
 	ErrToolPanic = errors.New("robby: tool panicked")
+
+	// ErrNotApproved is the error of a call the [WithApproval] callback
+	// refused.
+	ErrNotApproved = errors.New("robby: tool call not approved")
 )
 
 // An APIError is an error answer from the chat-completions endpoint, or an

@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,6 +38,7 @@ type config struct {
 	timeout   time.Duration
 	logger    *slog.Logger
 	finalTurn bool
+	approve   func(context.Context, ToolCall) error
 	mcp       []MCPServer
 	mcpTools  []string
 	portable  bool
@@ -180,6 +182,21 @@ func WithLogger(logger *slog.Logger) Option {
 			return errors.New("WithLogger: nil logger")
 		}
 		c.logger = logger
+		return nil
+	}
+}
+
+// WithApproval has approve decide on every tool call, local or MCP, before
+// it runs, once its arguments were checked. An error refuses the call: the
+// model reads it (with [ErrNotApproved]) and the loop goes on. approve may
+// be called concurrently, for the calls of one turn; it may block, to ask a
+// person, within the tool timeout.
+func WithApproval(approve func(ctx context.Context, call ToolCall) error) Option {
+	return func(c *config) error {
+		if approve == nil {
+			return errors.New("WithApproval: nil function")
+		}
+		c.approve = approve
 		return nil
 	}
 }

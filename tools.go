@@ -171,18 +171,17 @@ type ToolResult struct {
 // toolbox holds an agent's tools, local and MCP, and the toolset offered
 // now: MCP servers may change their tools during the agent's life.
 type toolbox struct {
-	local   []Tool
-	hub     *mcpHub // nil without MCP servers
-	limit   int
-	timeout time.Duration
-	log     *slog.Logger
+	local  []Tool
+	hub    *mcpHub // nil without MCP servers
+	policy *callPolicy
 
 	mu      sync.Mutex // serializes rebuilds
 	current atomic.Pointer[toolset]
 }
 
 func (b *toolbox) init(cfg *config) error {
-	b.local, b.limit, b.timeout, b.log = cfg.tools, cfg.maxCalls, cfg.timeout, cfg.logger
+	b.local = cfg.tools
+	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, log: cfg.logger}
 	if err := b.rebuild(); err != nil {
 		return err
 	}
@@ -203,7 +202,7 @@ func (b *toolbox) rebuild() error {
 	if b.hub != nil {
 		tools = append(slices.Clip(tools), b.hub.tools()...)
 	}
-	ts, err := newToolset(tools, b.limit, b.timeout, b.log)
+	ts, err := newToolset(tools, b.policy)
 	if err != nil {
 		return err
 	}
@@ -222,7 +221,7 @@ func (b *toolbox) get(ctx context.Context) *toolset {
 	if b.hub.changed.Swap(false) {
 		b.hub.refresh(ctx)
 		if err := b.rebuild(); err != nil {
-			b.log.WarnContext(ctx, "robby: keeping the previous tools", slog.Any("error", err))
+			b.policy.log.WarnContext(ctx, "robby: keeping the previous tools", slog.Any("error", err))
 		}
 	}
 	return b.current.Load()
@@ -238,16 +237,22 @@ func (b *toolbox) close() error {
 // toolset is the immutable set of tools an agent offers, with the bounds
 // their calls run within.
 type toolset struct {
-	byName  map[string]*Tool
-	names   []string // sorted, for messages to the model
-	params  []openai.ChatCompletionToolUnionParam
+	*callPolicy
+	byName map[string]*Tool
+	names  []string // sorted, for messages to the model
+	params []openai.ChatCompletionToolUnionParam
+}
+
+// callPolicy is how an agent runs tool calls.
+type callPolicy struct {
 	limit   int           // calls run per turn
-	timeout time.Duration // per call; 0 for none
+	timeout time.Duration // per turn's calls; 0 for none
+	approve func(context.Context, ToolCall) error
 	log     *slog.Logger
 }
 
-func newToolset(tools []Tool, limit int, timeout time.Duration, log *slog.Logger) (*toolset, error) {
-	ts := &toolset{byName: make(map[string]*Tool, len(tools)), limit: limit, timeout: timeout, log: log}
+func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
+	ts := &toolset{callPolicy: policy, byName: make(map[string]*Tool, len(tools))}
 	for i := range tools {
 		t := &tools[i]
 		switch {
@@ -360,6 +365,11 @@ func (ts *toolset) call(ctx context.Context, call ToolCall) (out string, err err
 	args := t.dropNulls(json.RawMessage(call.Arguments))
 	if err := t.validate(args); err != nil {
 		return "", fmt.Errorf("tool %q: %w", call.Name, err)
+	}
+	if ts.approve != nil {
+		if err := ts.approve(ctx, call); err != nil {
+			return "", fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
