@@ -795,3 +795,23 @@ func TestApprovalCanRefuseACall(t *testing.T) {
 	_, err = New(WithModel("m"), WithApproval(nil))
 	assert.ErrorContains(t, err, "WithApproval")
 }
+
+func TestToolOutputIsMadeToFit(t *testing.T) {
+	huge := FuncTool("huge", "", nil, func(context.Context, map[string]any) (any, error) {
+		return strings.Repeat("é", 10<<20/2), nil // 10 MB
+	})
+	broken := FuncTool("broken", "", nil, func(context.Context, map[string]any) (any, error) {
+		return "ok\xff\xfe done", nil
+	})
+	srv := newServer(t)
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("huge", `{}`), robbytest.Call("broken", `{}`)), robbytest.Text("done"))
+	a := newTestAgent(t, srv, WithTools(huge, broken), WithMaxToolOutput(1001))
+	res, err := a.Run(t.Context(), "go")
+	require.NoError(t, err)
+	out := res.ToolCalls[0].Output
+	assert.True(t, strings.HasPrefix(out, strings.Repeat("é", 500)+"\n[robby: output truncated: the first 1000 of 10485760 bytes are shown]"), out[:60])
+	assert.Equal(t, "ok\uFFFD done", res.ToolCalls[1].Output)
+	tools := srv.Requests()[1].Messages[2:]
+	assert.Less(t, len(tools[0].Content), 1100, "the model reads the cut output")
+	assert.Equal(t, "ok\uFFFD done", tools[1].Content)
+}

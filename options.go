@@ -20,6 +20,7 @@ const (
 	DefaultMaxTurns            = 8
 	DefaultMaxToolCallsPerTurn = 4
 	DefaultToolTimeout         = 2 * time.Minute
+	DefaultMaxToolOutput       = 64 << 10 // bytes
 )
 
 // config collects what the options set; [New] validates it once and the
@@ -36,6 +37,7 @@ type config struct {
 	maxTurns  int
 	maxCalls  int
 	timeout   time.Duration
+	maxOutput int
 	logger    *slog.Logger
 	finalTurn bool
 	approve   func(context.Context, ToolCall) error
@@ -46,10 +48,11 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		maxTurns: DefaultMaxTurns,
-		maxCalls: DefaultMaxToolCallsPerTurn,
-		timeout:  DefaultToolTimeout,
-		logger:   slog.New(slog.DiscardHandler),
+		maxTurns:  DefaultMaxTurns,
+		maxCalls:  DefaultMaxToolCallsPerTurn,
+		timeout:   DefaultToolTimeout,
+		maxOutput: DefaultMaxToolOutput,
+		logger:    slog.New(slog.DiscardHandler),
 	}
 }
 
@@ -170,6 +173,20 @@ func WithToolTimeout(d time.Duration) Option {
 			return fmt.Errorf("WithToolTimeout: negative duration %v", d)
 		}
 		c.timeout = d
+		return nil
+	}
+}
+
+// WithMaxToolOutput bounds the bytes of a tool's output the model reads
+// (default [DefaultMaxToolOutput]); past it, the output is cut and the
+// model told how much it does not see. Zero means no bound. The
+// [ToolResult] keeps what the model read.
+func WithMaxToolOutput(n int) Option {
+	return func(c *config) error {
+		if n < 0 {
+			return fmt.Errorf("WithMaxToolOutput: negative size %d", n)
+		}
+		c.maxOutput = n
 		return nil
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3"
@@ -181,7 +182,7 @@ type toolbox struct {
 
 func (b *toolbox) init(cfg *config) error {
 	b.local = cfg.tools
-	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, log: cfg.logger}
+	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, maxOutput: cfg.maxOutput, log: cfg.logger}
 	if err := b.rebuild(); err != nil {
 		return err
 	}
@@ -245,10 +246,11 @@ type toolset struct {
 
 // callPolicy is how an agent runs tool calls.
 type callPolicy struct {
-	limit   int           // calls run per turn
-	timeout time.Duration // per turn's calls; 0 for none
-	approve func(context.Context, ToolCall) error
-	log     *slog.Logger
+	limit     int           // calls run per turn
+	timeout   time.Duration // per turn's calls; 0 for none
+	approve   func(context.Context, ToolCall) error
+	maxOutput int // bytes of a tool's output the model reads
+	log       *slog.Logger
 }
 
 func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
@@ -319,7 +321,7 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 			o.err = fmt.Errorf("tool %q: %w", calls[o.i].Name, context.Cause(ctx)) // say which bound
 		}
 		ended[o.i] = true
-		results[o.i].Output, results[o.i].Duration = o.out, time.Since(start)
+		results[o.i].Output, results[o.i].Duration = fitOutput(o.out, ts.maxOutput), time.Since(start)
 		results[o.i].finish(o.err, done, o.i)
 	}
 	for left := run; left > 0; left-- {
@@ -353,6 +355,22 @@ func (r *ToolResult) finish(err error, done chan<- int, i int) {
 	if done != nil {
 		done <- i
 	}
+}
+
+// fitOutput makes a tool's output fit a tool message: valid UTF-8 (the
+// request would not encode otherwise) and at most max bytes, with a note
+// telling the model what it does not see, so that one huge result does not
+// fill the context window.
+func fitOutput(out string, max int) string {
+	out = strings.ToValidUTF8(out, "\uFFFD")
+	if max <= 0 || len(out) <= max {
+		return out
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(out[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", out[:n], n, len(out))
 }
 
 // call runs one tool call: it finds the tool, checks the arguments against
