@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs, at pinned versions, what the MCP integration tests and the
-# conformance run of .ci/run use, into $REPO/.bench (git-ignored):
+# Installs, at pinned versions, what the MCP integration tests, the Node
+# client test of robby serve and the conformance run of .ci/run use, into
+# $REPO/.bench (git-ignored):
 #   .bench/node_modules  the reference servers everything and filesystem
-#   .bench/node22        Node 22, which the conformance suite needs
+#   .bench/node22        Node 22, which the conformance suite and the
+#                        OpenAI Node SDK need
 #   .bench/conf          the MCP conformance suite
+#   .bench/openai        the official OpenAI Node SDK (npm openai), the
+#                        client of cmd/robby's node_test.go
 # Idempotent: what is installed already is skipped. Nothing is fetched at
 # test time: the tests run what this installed.
 set -euo pipefail
@@ -14,6 +18,7 @@ BENCH="$REPO/.bench"
 SERVERS_VERSION=2026.8.31
 NODE_MAJOR=22
 CONFORMANCE_VERSION=0.2.0-alpha.12
+OPENAI_NODE_VERSION=7.57.0
 
 # installed DIR PACKAGE VERSION FILE: is PACKAGE installed under DIR at
 # VERSION (or, for a bare major version, at one of its releases), with FILE
@@ -80,6 +85,13 @@ installed "$BENCH/conf" @modelcontextprotocol/conformance "$CONFORMANCE_VERSION"
 	install "$BENCH/conf" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
 installed "$BENCH/conf" @modelcontextprotocol/conformance "$CONFORMANCE_VERSION" dist/index.js || {
 	echo "install-mcp: @modelcontextprotocol/conformance@$CONFORMANCE_VERSION missing after install" >&2
+	exit 1
+}
+
+installed "$BENCH/openai" openai "$OPENAI_NODE_VERSION" index.mjs ||
+	install "$BENCH/openai" "openai@$OPENAI_NODE_VERSION"
+installed "$BENCH/openai" openai "$OPENAI_NODE_VERSION" index.mjs || {
+	echo "install-mcp: openai@$OPENAI_NODE_VERSION missing after install" >&2
 	exit 1
 }
 
