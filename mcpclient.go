@@ -293,7 +293,7 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 			return Tool{}, err
 		}
 	}
-	t := Tool{name: name, description: mt.Description, params: params}
+	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true}
 	// robby checks arguments when it can read the schema; otherwise the
 	// server does.
 	var s jsonschema.Schema

@@ -30,7 +30,10 @@ type Tool struct {
 	params      shared.FunctionParameters // the JSON Schema sent to the model
 	schema      *jsonschema.Resolved      // validates arguments before the call
 	call        func(ctx context.Context, args json.RawMessage) (string, error)
-	err         error // a construction error, reported by New
+	// honorsContext marks a call known to return when its context ends
+	// (an MCP call), which then needs no goroutine to be abandoned.
+	honorsContext bool
+	err           error // a construction error, reported by New
 }
 
 // Name returns the name the model calls the tool by.
@@ -307,14 +310,7 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 		out string
 		err error
 	}
-	ch := make(chan outcome, run) // never blocks an abandoned tool
 	start := time.Now()
-	for i := range run {
-		go func() {
-			out, err := ts.call(ctx, calls[i])
-			ch <- outcome{i, out, err}
-		}()
-	}
 	ended := make([]bool, run)
 	record := func(o outcome) {
 		if o.err != nil && ctx.Err() != nil {
@@ -323,6 +319,19 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 		ended[o.i] = true
 		results[o.i].Output, results[o.i].Duration = fitOutput(o.out, ts.maxOutput), time.Since(start)
 		results[o.i].finish(o.err, done, o.i)
+	}
+	if t := ts.byName[calls[0].Name]; run == 1 && t != nil && t.honorsContext {
+		// Nothing to abandon: call it here and spare a goroutine.
+		out, err := ts.call(ctx, calls[0])
+		record(outcome{0, out, err})
+		return
+	}
+	ch := make(chan outcome, run) // never blocks an abandoned tool
+	for i := range run {
+		go func() {
+			out, err := ts.call(ctx, calls[i])
+			ch <- outcome{i, out, err}
+		}()
 	}
 	for left := run; left > 0; left-- {
 		select {
