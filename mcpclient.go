@@ -1,5 +1,7 @@
 package robby
 
+//lint:file-ignore SA1019 MCP logging and roots are deprecated as of protocol 2026-07-28, but servers of older protocols use them, and robby serves both.
+
 import (
 	"context"
 	"encoding/json"

@@ -183,7 +183,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 func (c *core) conversation(body []byte) (*Agent, runConfig, error) {
 	var req openai.ChatCompletionNewParams
 	if err := req.UnmarshalJSON(body); err != nil {
-		return nil, runConfig{}, fmt.Errorf("Invalid request: %v", err)
+		return nil, runConfig{}, fmt.Errorf("invalid request: %v", err)
 	}
 	params, err := c.requestParams(body)
 	if err != nil {
@@ -192,7 +192,7 @@ func (c *core) conversation(body []byte) (*Agent, runConfig, error) {
 	ts := c.tools.get(context.Background())
 	for _, t := range req.Tools {
 		if f := t.OfFunction; f != nil && ts.byName[f.Function.Name] != nil {
-			return nil, runConfig{}, fmt.Errorf("Tool %q has the name of one of the agent's own tools.", f.Function.Name)
+			return nil, runConfig{}, fmt.Errorf("tool %q has the name of one of the agent's own tools", f.Function.Name)
 		}
 	}
 	conv := newAgent(c, c.initial)
@@ -227,7 +227,7 @@ func (c *core) requestParams(body []byte) (openai.ChatCompletionNewParams, error
 	}
 	var p openai.ChatCompletionNewParams
 	if err := p.UnmarshalJSON(b); err != nil {
-		return openai.ChatCompletionNewParams{}, fmt.Errorf("Invalid request parameters: %v", err)
+		return openai.ChatCompletionNewParams{}, fmt.Errorf("invalid request parameters: %v", err)
 	}
 	p.Model = c.params.Model
 	return p, nil
