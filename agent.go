@@ -43,6 +43,7 @@ type core struct {
 	maxTurns  int
 	finalTurn bool
 	log       *slog.Logger
+	secrets   secrets // kept out of errors
 	tools     toolbox
 
 	closeOnce sync.Once
@@ -84,6 +85,7 @@ func New(opts ...Option) (*Agent, error) {
 		maxTurns:  cfg.maxTurns,
 		finalTurn: cfg.finalTurn,
 		log:       cfg.logger,
+		secrets:   secretsOf(&cfg),
 		closed:    make(chan struct{}),
 	}
 	if cfg.client != nil {

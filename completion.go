@@ -26,7 +26,7 @@ func (a *Agent) complete(ctx context.Context, base *openai.ChatCompletionNewPara
 	if onDelta == nil {
 		res, err := a.core.client.Chat.Completions.New(ctx, p, a.core.reqOpts...)
 		if err != nil {
-			return nil, requestError(ctx, err, capture)
+			return nil, a.core.requestError(ctx, err, capture)
 		}
 		return replyOf(res)
 	}
@@ -47,7 +47,7 @@ func (a *Agent) complete(ctx context.Context, base *openai.ChatCompletionNewPara
 		}
 	}
 	if err := s.Err(); err != nil {
-		return r, requestError(ctx, err, capture)
+		return r, a.core.requestError(ctx, err, capture)
 	}
 	if r.finish == "" {
 		return r, ErrIncompleteStream
@@ -55,16 +55,18 @@ func (a *Agent) complete(ctx context.Context, base *openai.ChatCompletionNewPara
 	return r, nil
 }
 
-// requestError wraps what openai-go returned for a failed request.
-func requestError(ctx context.Context, err error, c *errorCapture) error {
+// requestError wraps what openai-go returned for a failed request, with
+// the agent's secrets taken out.
+func (c *core) requestError(ctx context.Context, err error, capture *errorCapture) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("robby: chat completion: %w", context.Cause(ctx))
 	}
 	var apiErr *APIError
-	if err = endpointError(err, c); errors.As(err, &apiErr) {
-		return err
+	if err = endpointError(err, capture); errors.As(err, &apiErr) {
+		apiErr.Message = c.secrets.redact(apiErr.Message)
+		return c.secrets.wrap(err)
 	}
-	return fmt.Errorf("robby: chat completion: %w", err)
+	return c.secrets.wrap(fmt.Errorf("robby: chat completion: %w", err))
 }
 
 // ChatCompletion asks the model to answer the conversation, without tools,

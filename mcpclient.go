@@ -29,6 +29,7 @@ type mcpHub struct {
 	portable bool
 	local    map[string]*Tool
 	log      *slog.Logger
+	secrets  secrets
 	changed  atomic.Bool // a server announced a new tool list
 	tokens   atomic.Int64
 }
@@ -57,7 +58,7 @@ type progressTarget struct {
 // connectMCP connects to every server in parallel. It fails if a server
 // that is not optional cannot be reached, naming each.
 func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
-	h := &mcpHub{servers: len(cfg.mcp), keep: cfg.mcpTools, portable: cfg.portable, local: local, log: cfg.logger}
+	h := &mcpHub{secrets: secretsOf(cfg), servers: len(cfg.mcp), keep: cfg.mcpTools, portable: cfg.portable, local: local, log: cfg.logger}
 	conns := make([]*mcpConn, len(cfg.mcp))
 	errs := make([]error, len(cfg.mcp))
 	var wg sync.WaitGroup
@@ -177,7 +178,7 @@ func (c *mcpConn) fail(doing string, err error) error {
 	if tail := c.stderr.String(); tail != "" {
 		err = fmt.Errorf("%w\nlast lines of its stderr:\n%s", err, tail)
 	}
-	return err
+	return c.hub.secrets.wrap(err)
 }
 
 // refresh lists the tools of every server again, after a server announced
@@ -371,11 +372,11 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 			s.Close()
 			return "", c.fail("calling "+tool, err)
 		}
-		return "", fmt.Errorf("MCP server %q: %w", c.spec.name, err)
+		return "", c.hub.secrets.wrap(fmt.Errorf("MCP server %q: %w", c.spec.name, err))
 	}
 	text := renderResult(res)
 	if res.IsError {
-		return "", errors.New(text)
+		return "", errors.New(c.hub.secrets.redact(text))
 	}
 	return text, nil
 }
