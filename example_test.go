@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net/http/httptest"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/robbytest"
@@ -222,4 +225,78 @@ func ExampleErrMaxTurns() {
 	res, err := agent.Run(context.Background(), "Greet Bob, forever")
 	fmt.Println(errors.Is(err, robby.ErrMaxTurns), res.Turns, len(res.ToolCalls))
 	// Output: true 2 2
+}
+
+func ExampleNewServer() {
+	model := scripted(robbytest.Text("Hello from the agent."))
+	defer model.Close()
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("ai/qwen2.5"), robby.WithTools(sayHello))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer agent.Close()
+
+	// Any OpenAI client can now talk to the agent, whose tools run here.
+	endpoint := httptest.NewServer(robby.NewServer(map[string]*robby.Agent{"robby": agent}, nil))
+	defer endpoint.Close()
+
+	client := openai.NewClient(option.WithBaseURL(endpoint.URL+"/v1"), option.WithAPIKey("unused"))
+	res, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+		Model:    "robby",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi!")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Choices[0].Message.Content)
+	// Output: Hello from the agent.
+}
+
+func ExampleWithMCP() {
+	// An MCP server in this process; MCPCommand, MCPStreamableHTTP, MCPSSE
+	// and MCPWebSocket reach servers elsewhere in the same way.
+	server := mcp.NewServer(&mcp.Implementation{Name: "greeter", Version: "v1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "greet", Description: "Greets someone"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in greeting) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hi " + in.Name}}}, nil, nil
+		})
+	clientSide, serverSide := mcp.NewInMemoryTransports()
+	session, err := server.Connect(context.Background(), serverSide, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer session.Close()
+
+	model := scripted(robbytest.ToolCalls(robbytest.Call("greet", `{"name":"Ada"}`)), robbytest.Text("Done."))
+	defer model.Close()
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"),
+		robby.WithMCP(robby.MCPTransport("greeter", clientSide)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer agent.Close()
+	res, err := agent.Run(context.Background(), "Greet Ada")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.ToolCalls[0].Call.Name, "→", res.ToolCalls[0].Output)
+	// Output: greet → Hi Ada
+}
+
+func ExampleParseMCPConfig() {
+	servers, err := robby.ParseMCPConfig([]byte(`{
+		"mcpServers": {
+			"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+			"search": {"url": "http://localhost:3001/mcp", "headers": {"Authorization": "Bearer token"}}
+		}
+	}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, s := range servers {
+		fmt.Println(s.Name())
+	}
+	// Output:
+	// files
+	// search
 }

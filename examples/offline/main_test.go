@@ -5,7 +5,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
 
 // TestRun runs the demo and checks the lines that show each feature, in
 // the order the demo prints them.
