@@ -815,3 +815,22 @@ func TestToolOutputIsMadeToFit(t *testing.T) {
 	assert.Less(t, len(tools[0].Content), 1100, "the model reads the cut output")
 	assert.Equal(t, "ok\uFFFD done", tools[1].Content)
 }
+
+// TestAgentsReuseConnections: agents built one after another share the
+// default transport, so conversations after the first open no connection.
+func TestAgentsReuseConnections(t *testing.T) {
+	srv := newServer(t)
+	for i := range 5 {
+		srv.Reply(robbytest.Text(fmt.Sprint("answer ", i)))
+		a, err := New(WithBaseURL(srv.URL), WithAPIKey(""), WithModel("m"))
+		require.NoError(t, err)
+		_, err = a.Run(t.Context(), "hi")
+		require.NoError(t, err)
+		require.NoError(t, a.Close())
+	}
+	conns := map[string]bool{}
+	for _, r := range srv.Requests() {
+		conns[r.RemoteAddr] = true
+	}
+	assert.Len(t, conns, 1, "connections opened by 5 agents in a row")
+}

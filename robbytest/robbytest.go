@@ -101,13 +101,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // A Request is a request the server received.
 type Request struct {
-	Path     string
-	Header   http.Header
-	Body     []byte // the JSON body as sent
-	Model    string
-	Stream   bool
-	Messages []Message
-	Tools    []string // the names of the tools offered
+	Path       string
+	RemoteAddr string // the client's address: one per connection
+	Header     http.Header
+	Body       []byte // the JSON body as sent
+	Model      string
+	Stream     bool
+	Messages   []Message
+	Tools      []string // the names of the tools offered
 }
 
 // A Message is a message of a [Request], reduced to what tests check.
@@ -161,7 +162,7 @@ func readRequest(r *http.Request) (Request, error) {
 	if err := dec.Decode(&body); err != nil {
 		return Request{}, fmt.Errorf("robbytest: request body: %v", err)
 	}
-	req := Request{Path: r.URL.Path, Header: r.Header.Clone(), Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream}
+	req := Request{Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(), Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream}
 	for _, m := range body.Messages {
 		msg := Message{Role: m.Role, Content: contentText(m.Content), ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
