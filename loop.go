@@ -199,7 +199,7 @@ func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []Too
 		results := make([]ToolResult, len(calls))
 		for i, c := range calls {
 			results[i].Call = c
-			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), nil, i)
+			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), 0, nil, i)
 		}
 		return results
 	}

@@ -294,7 +294,7 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 	for i := range calls {
 		results[i].Call = calls[i]
 		if i >= run {
-			results[i].finish(fmt.Errorf("%w: call not run, the limit is %d calls a turn", ErrToolLimit, ts.limit), done, i)
+			results[i].finish(fmt.Errorf("%w: call not run, the limit is %d calls a turn", ErrToolLimit, ts.limit), 0, done, i)
 		}
 	}
 	if run == 0 {
@@ -317,8 +317,8 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 			o.err = fmt.Errorf("tool %q: %w", calls[o.i].Name, context.Cause(ctx)) // say which bound
 		}
 		ended[o.i] = true
-		results[o.i].Output, results[o.i].Duration = fitOutput(o.out, ts.maxOutput), time.Since(start)
-		results[o.i].finish(o.err, done, o.i)
+		results[o.i].Output, results[o.i].Duration = o.out, time.Since(start)
+		results[o.i].finish(o.err, ts.maxOutput, done, o.i)
 	}
 	if t := ts.byName[calls[0].Name]; run == 1 && t != nil && t.honorsContext {
 		// Nothing to abandon: call it here and spare a goroutine.
@@ -356,11 +356,12 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 var errAbandoned = errors.New("abandoned")
 
 // finish records the error of a result, which then is what the model reads,
-// and reports the result as ready.
-func (r *ToolResult) finish(err error, done chan<- int, i int) {
+// fits the output to a tool message, and reports the result as ready.
+func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
 	if err != nil {
 		r.Err, r.Output = err, "Error: "+err.Error()
 	}
+	r.Output = fitOutput(r.Output, maxOutput)
 	if done != nil {
 		done <- i
 	}
@@ -393,18 +394,18 @@ func (ts *toolset) call(ctx context.Context, call ToolCall) (out string, err err
 	if err := t.validate(args); err != nil {
 		return "", fmt.Errorf("tool %q: %w", call.Name, err)
 	}
-	if ts.approve != nil {
-		if err := ts.approve(ctx, call); err != nil {
-			return "", fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)
-		}
-	}
-	defer func() {
+	defer func() { // for the approval callback as much as for the tool
 		if p := recover(); p != nil {
 			ts.log.ErrorContext(ctx, "robby: tool panicked", slog.String("tool", call.Name),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 			out, err = "", fmt.Errorf("tool %q: %w: %v", call.Name, ErrToolPanic, p)
 		}
 	}()
+	if ts.approve != nil {
+		if err := ts.approve(ctx, call); err != nil {
+			return "", fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)
+		}
+	}
 	if out, err = t.call(ctx, args); err != nil {
 		return "", fmt.Errorf("tool %q: %w", call.Name, err)
 	}
