@@ -188,7 +188,7 @@ func messageIn(v any, depth int) string {
 }
 
 func clip(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
 	if len(s) > maxMessage {
 		return strings.ToValidUTF8(s[:maxMessage], "") + "…"
 	}

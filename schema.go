@@ -18,6 +18,10 @@ var portableKeywords = []string{
 // maxSchemaDepth bounds the inlining of $refs; deeper means recursive.
 const maxSchemaDepth = 32
 
+// maxSchemaNodes bounds the schemas a portable schema is made of, so that
+// $refs used again and again cannot blow a small schema up.
+const maxSchemaNodes = 10000
+
 // portableSchema rewrites a schema into the portable subset: local $refs
 // inlined, const and oneOf spelled with enum and anyOf, a type list with
 // "null" made nullable, other keywords dropped. A recursive schema cannot
@@ -31,16 +35,20 @@ func portableSchema(schema map[string]any) (map[string]any, error) {
 			}
 		}
 	}
-	out, err := portable(schema, defs, 0)
+	budget := maxSchemaNodes
+	out, err := portable(schema, defs, 0, &budget)
 	if err != nil {
 		return nil, fmt.Errorf("making the schema portable: %w", err)
 	}
 	return out, nil
 }
 
-func portable(s map[string]any, defs map[string]any, depth int) (map[string]any, error) {
+func portable(s map[string]any, defs map[string]any, depth int, budget *int) (map[string]any, error) {
 	if depth > maxSchemaDepth {
 		return nil, errors.New("recursive $ref")
+	}
+	if *budget--; *budget < 0 {
+		return nil, fmt.Errorf("more than %d schemas once its $refs are inlined", maxSchemaNodes)
 	}
 	if ref, ok := s["$ref"].(string); ok {
 		target, ok := defs[ref].(map[string]any)
@@ -53,13 +61,14 @@ func portable(s map[string]any, defs map[string]any, depth int) (map[string]any,
 				merged[k] = v
 			}
 		}
-		return portable(merged, defs, depth+1)
+		return portable(merged, defs, depth+1, budget)
 	}
 	out := make(map[string]any, len(s))
-	for k, v := range s {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		v := s[k]
 		switch k {
 		case "const":
-			out["enum"] = []any{v}
+			// below, so that it wins over an enum
 		case "oneOf":
 			k = "anyOf"
 			fallthrough
@@ -71,7 +80,7 @@ func portable(s map[string]any, defs map[string]any, depth int) (map[string]any,
 				if !ok {
 					return nil, fmt.Errorf("%s holds a non-schema", k)
 				}
-				p, err := portable(m, defs, depth+1)
+				p, err := portable(m, defs, depth+1, budget)
 				if err != nil {
 					return nil, err
 				}
@@ -83,7 +92,7 @@ func portable(s map[string]any, defs map[string]any, depth int) (map[string]any,
 			if !ok {
 				continue // tuple forms have no portable spelling
 			}
-			p, err := portable(m, defs, depth+1)
+			p, err := portable(m, defs, depth+1, budget)
 			if err != nil {
 				return nil, err
 			}
@@ -96,7 +105,7 @@ func portable(s map[string]any, defs map[string]any, depth int) (map[string]any,
 				if !ok {
 					return nil, fmt.Errorf("property %q is not a schema", name)
 				}
-				p, err := portable(m, defs, depth+1)
+				p, err := portable(m, defs, depth+1, budget)
 				if err != nil {
 					return nil, fmt.Errorf("property %q: %w", name, err)
 				}
@@ -114,10 +123,10 @@ func portable(s map[string]any, defs map[string]any, depth int) (map[string]any,
 						types = append(types, ts)
 					}
 				}
+				delete(out, k)
 				if len(types) == 1 {
 					out[k] = types[0]
-				} else {
-					delete(out, k)
+				} else if len(types) > 1 {
 					alts := make([]any, len(types))
 					for i, t := range types {
 						alts[i] = map[string]any{"type": t}
@@ -130,6 +139,9 @@ func portable(s map[string]any, defs map[string]any, depth int) (map[string]any,
 				out[k] = v
 			}
 		}
+	}
+	if v, ok := s["const"]; ok {
+		out["enum"] = []any{v}
 	}
 	return out, nil
 }

@@ -59,6 +59,7 @@ func (r *reply) addChunk(c *openai.ChatCompletionChunk) (text, reasoning string)
 		for j := range d.ToolCalls {
 			r.addToolDelta(&d.ToolCalls[j])
 		}
+		break // only the first choice of index 0
 	}
 	return text, reasoning
 }
@@ -111,7 +112,7 @@ func (r *reply) addToolDelta(d *openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	}
 	b.addArguments(args)
 	for k, f := range d.JSON.ExtraFields {
-		if raw := f.Raw(); raw != "" && raw != "null" {
+		if raw := f.Raw(); k != "" && raw != "" && raw != "null" {
 			if b.extra == nil {
 				b.extra = make(map[string]any)
 			}
@@ -272,7 +273,7 @@ func extraFieldsOf(raw string, known ...string) map[string]any {
 	}
 	var extra map[string]any
 	for k, v := range fields {
-		if slices.Contains(known, k) || string(v) == "null" {
+		if k == "" || slices.Contains(known, k) || string(v) == "null" {
 			continue
 		}
 		if extra == nil {

@@ -1,0 +1,597 @@
+package robby
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/stretchr/testify/require"
+
+	"github.com/robby-go/robby/robbytest"
+)
+
+// Fuzz targets. Each has a seed corpus of real-format inputs under
+// testdata/fuzz/<target>, which plain `go test` runs as regression tests;
+// `go test -run '^$' -fuzz '^FuzzAssembler$' -fuzztime 2m .` (and so on)
+// explores from there.
+
+// sseEvents splits an SSE body into the data of its events as openai-go's
+// decoder does (ssestream.eventStreamDecoder): lines "data: x" are joined,
+// each followed by a newline, and an empty line dispatches the event;
+// "event:" and comment lines are read past.
+func sseEvents(body []byte) [][]byte {
+	scn := bufio.NewScanner(bytes.NewReader(body))
+	scn.Buffer(nil, bufio.MaxScanTokenSize<<9)
+	var events [][]byte
+	var data []byte
+	for scn.Scan() {
+		line := scn.Bytes()
+		if len(line) == 0 {
+			if len(data) > 0 {
+				events = append(events, data)
+				data = nil
+			}
+			continue
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		if string(name) == "data" {
+			data = append(data, value...)
+			data = append(data, '\n')
+		}
+	}
+	return events // an event without its empty line is never dispatched
+}
+
+// FuzzAssembler feeds the chunks of an SSE transcript to the tool-call
+// assembler, as the streaming loop does, and checks what it makes of them.
+// Chunks openai-go would not decode are left out, and so is [DONE], which
+// ends a real stream, as an undecodable chunk or an error event does: the
+// assembler sees more that way.
+func FuzzAssembler(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := new(reply)
+		var text, reasoning strings.Builder
+		for _, data := range sseEvents(body) {
+			if bytes.HasPrefix(data, []byte("[DONE]")) {
+				continue
+			}
+			var c openai.ChatCompletionChunk
+			if json.Unmarshal(data, &c) != nil { // as ssestream.Stream.Next does
+				continue
+			}
+			dt, dr := r.addChunk(&c)
+			text.WriteString(dt)
+			reasoning.WriteString(dr)
+		}
+		require.Equal(t, r.text.String(), text.String(), "the text deltas joined are not the reply's text")
+		require.Equal(t, r.reasoning.String(), reasoning.String(), "the reasoning deltas joined are not the reply's reasoning")
+
+		calls := r.toolCalls()
+		require.Len(t, calls, len(r.calls))
+		ids := make(map[string]bool, len(calls))
+		for _, c := range calls {
+			require.NotEmpty(t, c.ID, "call without an id")
+			require.False(t, ids[c.ID], "id %q given to two calls", c.ID)
+			ids[c.ID] = true
+			require.NotEmpty(t, c.Arguments, "call %q without arguments", c.ID)
+		}
+		again := r.toolCalls()
+		require.Len(t, again, len(calls))
+		for i := range calls {
+			require.Equal(t, calls[i].Name, again[i].Name)
+			require.Equal(t, calls[i].Arguments, again[i].Arguments)
+			if r.calls[i].id != "" && calls[i].ID == r.calls[i].id {
+				require.Equal(t, calls[i].ID, again[i].ID, "a provider's id changed")
+			}
+		}
+
+		b, err := json.Marshal(r.message(calls))
+		require.NoError(t, err, "the assistant message does not encode")
+		// Keys are read exactly: a provider field may differ from a
+		// known one only by case, which encoding/json would mix up.
+		var msg struct {
+			Role      string                       `json:"role"`
+			Content   *string                      `json:"content"`
+			ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+		}
+		require.NoError(t, json.Unmarshal(b, &msg), "%s", b)
+		require.Equal(t, "assistant", msg.Role)
+		require.Len(t, msg.ToolCalls, len(calls), "%s", b)
+		for i, c := range msg.ToolCalls {
+			var id, typ string
+			var fn map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(c["id"], &id), "%s", b)
+			require.NoError(t, json.Unmarshal(c["type"], &typ), "%s", b)
+			require.NoError(t, json.Unmarshal(c["function"], &fn), "%s", b)
+			var name, args string
+			require.NoError(t, json.Unmarshal(fn["name"], &name), "%s", b)
+			require.NoError(t, json.Unmarshal(fn["arguments"], &args), "%s", b)
+			require.Equal(t, calls[i].ID, id, "a provider field overwrote the id: %s", b)
+			require.Equal(t, "function", typ, "%s", b)
+			require.Equal(t, fuzzAsJSON(calls[i].Name), name, "%s", b)
+			require.Equal(t, fuzzAsJSON(calls[i].Arguments), args, "%s", b)
+		}
+		if r.text.Len() > 0 || len(calls) == 0 {
+			require.NotNil(t, msg.Content, "%s", b)
+			require.Equal(t, fuzzAsJSON(r.text.String()), *msg.Content)
+		}
+	})
+}
+
+// fuzzAsJSON returns s as it reads once sent as a JSON string: each byte
+// of invalid UTF-8 replaced by U+FFFD.
+func fuzzAsJSON(s string) string {
+	b, _ := json.Marshal(s)
+	var out string
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// fuzzArgs has a field of each kind a typed tool takes: required scalars,
+// optional pointers, a list, a nested struct and a map.
+type fuzzArgs struct {
+	Name   string            `json:"name" jsonschema:"who to greet"`
+	Count  int               `json:"count" jsonschema:"how many times"`
+	Note   *string           `json:"note,omitempty" jsonschema:"an optional note"`
+	Ratio  *float64          `json:"ratio,omitempty"`
+	Loud   *bool             `json:"loud,omitempty"`
+	Tags   []string          `json:"tags,omitempty"`
+	Where  *fuzzPlace        `json:"where,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+type fuzzPlace struct {
+	City string   `json:"city"`
+	Lat  *float64 `json:"lat,omitempty"`
+	Near []string `json:"near,omitempty"`
+}
+
+// fuzzFuncSchema is a hand-written schema of the kind MCP servers and
+// name→func tools give: an enum, a const, bounds, a nullable type list,
+// oneOf and a closed object.
+const fuzzFuncSchema = `{
+	"type": "object",
+	"properties": {
+		"city": {"type": "string", "minLength": 1, "maxLength": 64},
+		"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+		"days": {"type": "integer", "minimum": 1, "maximum": 14},
+		"kind": {"const": "forecast"},
+		"at": {"type": ["string", "null"], "format": "date-time"},
+		"when": {"oneOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]},
+		"ids": {"type": "array", "items": {"type": "string"}, "maxItems": 5, "uniqueItems": true},
+		"opts": {"type": "object", "properties": {"x": {"type": ["number", "null"]}}, "additionalProperties": false}
+	},
+	"required": ["city"],
+	"additionalProperties": false
+}`
+
+// errFuzzTool is the error the fuzzed tools return for an argument that
+// asks for it.
+var errFuzzTool = errors.New("the tool failed")
+
+// FuzzToolArguments runs model arguments through a typed tool and a
+// name→func tool as the loop does (toolset.call: nulls dropped, schema
+// check, decoding, the call), and checks that a call either fails as an
+// invalid-arguments or tool error, or gets values matching the JSON.
+func FuzzToolArguments(f *testing.F) {
+	var (
+		mu      sync.Mutex // the calls run one at a time; the lock is for the race detector
+		gotArgs fuzzArgs
+		gotFunc map[string]any
+	)
+	typed := NewTool("greet", "Greets someone", func(_ context.Context, in fuzzArgs) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		gotArgs = in
+		switch in.Name {
+		case "fail":
+			return "", errFuzzTool
+		case "panic":
+			panic("asked to")
+		}
+		return "hello " + in.Name, nil
+	})
+	var schema map[string]any
+	require.NoError(f, json.Unmarshal([]byte(fuzzFuncSchema), &schema))
+	untyped := FuncTool("weather", "Forecasts the weather", schema, func(_ context.Context, in map[string]any) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		gotFunc = in
+		switch in["city"] {
+		case "fail":
+			return nil, errFuzzTool
+		case "panic":
+			panic("asked to")
+		}
+		return map[string]any{"city": in["city"], "temp": 21.5}, nil
+	})
+	ts, err := newToolset([]Tool{typed, untyped}, &callPolicy{limit: 4, maxOutput: 1 << 10, log: slog.New(slog.DiscardHandler)})
+	require.NoError(f, err)
+
+	f.Fuzz(func(t *testing.T, args string) {
+		for _, name := range []string{"greet", "weather"} {
+			mu.Lock()
+			gotArgs, gotFunc = fuzzArgs{}, nil
+			mu.Unlock()
+			out, err := ts.call(t.Context(), ToolCall{ID: "call_1", Name: name, Arguments: args})
+			mu.Lock()
+			in, m := gotArgs, gotFunc
+			mu.Unlock()
+			if err != nil {
+				if !errors.Is(err, ErrInvalidArguments) && !errors.Is(err, errFuzzTool) && !errors.Is(err, ErrToolPanic) {
+					t.Fatalf("%s: error neither of the arguments nor of the tool: %v", name, err)
+				}
+				require.Empty(t, out)
+				continue
+			}
+			// What the tool must have received: the arguments, without the
+			// optional nulls.
+			var want map[string]any
+			require.NoError(t, json.Unmarshal(ts.byName[name].dropNulls(json.RawMessage(args)), &want),
+				"%s: the call succeeded on arguments that are not a JSON object", name)
+			if name == "weather" {
+				require.Equal(t, want, m, "the function got other values than the JSON's")
+				require.NotEmpty(t, m["city"])
+				if u, ok := m["unit"]; ok {
+					require.Contains(t, []any{"celsius", "fahrenheit"}, u, "a value out of the enum")
+				}
+				if d, ok := m["days"]; ok {
+					require.True(t, d.(float64) >= 1 && d.(float64) <= 14, "days %v out of bounds", d)
+				}
+				continue
+			}
+			require.Equal(t, "hello "+in.Name, out)
+			b, err := json.Marshal(in)
+			require.NoError(t, err)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(b, &got))
+			fuzzSameJSON(t, "arguments", want, got)
+		}
+		// fitOutput makes any output a tool message can carry.
+		for _, max := range []int{0, 1, 7, 64} {
+			fit := fitOutput(args, max)
+			require.True(t, utf8.ValidString(fit))
+			if max > 0 && len(fit) > max {
+				require.Contains(t, fit, "\n[robby: output truncated: ")
+				require.LessOrEqual(t, strings.Index(fit, "\n[robby: output truncated: "), max)
+			}
+		}
+	})
+}
+
+// fuzzSameJSON checks that got, the re-encoded Go value, says what want,
+// the model's JSON, said. A key missing from got is fine when want holds
+// the zero value there, which omitempty leaves out.
+func fuzzSameJSON(t *testing.T, path string, want, got any) {
+	t.Helper()
+	wm, ok := want.(map[string]any)
+	if !ok {
+		require.Equal(t, want, got, "%s: the tool got another value than the JSON's", path)
+		return
+	}
+	gm, ok := got.(map[string]any)
+	require.True(t, ok, "%s: an object became %#v", path, got)
+	for k, w := range wm {
+		g, ok := gm[k]
+		if !ok {
+			require.True(t, fuzzZero(w), "%s.%s: the value %#v was lost", path, k, w)
+			continue
+		}
+		fuzzSameJSON(t, path+"."+k, w, g)
+	}
+	for k, g := range gm {
+		if _, ok := wm[k]; !ok {
+			require.True(t, fuzzZero(g), "%s.%s: the tool got %#v, which the JSON did not hold", path, k, g)
+		}
+	}
+}
+
+func fuzzZero(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case string:
+		return v == ""
+	case float64:
+		return v == 0
+	case bool:
+		return !v
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		return len(v) == 0
+	}
+	return false
+}
+
+// fuzzUpstream is an in-memory chat-completions endpoint: it answers with
+// a call of the first tool the client offered, if any, else a call of
+// the agent's add tool when the user says "add" and no tool result is in
+// yet, else "ok". It counts the requests it failed (with a status of 400
+// or more) and the others.
+type fuzzUpstream struct {
+	handler        http.Handler
+	failed, served atomic.Int64
+}
+
+func newFuzzUpstream() *fuzzUpstream {
+	u := new(fuzzUpstream)
+	u.handler = robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+		for _, name := range req.Tools {
+			if name != "" && name != "add" {
+				return robbytest.ToolCalls(robbytest.Call(name, `{}`))
+			}
+		}
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" && strings.Contains(req.Messages[n-1].Content, "add") {
+			return robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`)).WithText("Adding.")
+		}
+		return robbytest.Text("ok")
+	})
+	return u
+}
+
+func (u *fuzzUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	u.handler.ServeHTTP(rec, req)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	if rec.Code >= 400 {
+		u.failed.Add(1)
+	} else {
+		u.served.Add(1)
+	}
+	res := rec.Result()
+	res.Request = req
+	return res, nil
+}
+
+// FuzzServerRequest posts a request body to the OpenAI-compatible endpoint
+// (stream forces "stream":true, put first so that the body's own wins) and
+// checks the answer's status and shape. The agent's upstream is in memory
+// and always answers.
+func FuzzServerRequest(f *testing.F) {
+	upstream := newFuzzUpstream()
+	agent, err := New(WithBaseURL("http://upstream.invalid/v1"), WithAPIKey("k"), WithModel("test-model"), WithTools(addTool),
+		WithRequestOptions(option.WithHTTPClient(&http.Client{Transport: upstream}), option.WithMaxRetries(0)))
+	require.NoError(f, err)
+	f.Cleanup(func() { agent.Close() })
+	const limit = 64 << 10
+	srv := NewServer(map[string]*Agent{"m": agent}, &ServerOptions{MaxRequestBytes: limit, ShowToolSteps: true})
+
+	f.Fuzz(func(t *testing.T, body []byte, stream bool) {
+		if trimmed := bytes.TrimLeft(body, " \t\r\n"); stream && len(trimmed) > 0 && trimmed[0] == '{' {
+			rest := trimmed[1:]
+			if r := bytes.TrimLeft(rest, " \t\r\n"); len(r) > 0 && r[0] != '}' {
+				rest = append([]byte(","), rest...)
+			}
+			body = append([]byte(`{"stream":true`), rest...)
+		}
+		failedBefore := upstream.failed.Load()
+		req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		upstreamFailed := upstream.failed.Load() != failedBefore
+		res := rec.Result()
+		got := rec.Body.Bytes()
+
+		switch res.StatusCode {
+		case http.StatusOK:
+		case http.StatusBadRequest, http.StatusNotFound:
+		case http.StatusRequestEntityTooLarge:
+			require.Greater(t, len(body), limit, "413 for a body within the limit")
+		default:
+			require.True(t, upstreamFailed, "status %d though the upstream answered: %s", res.StatusCode, got)
+		}
+		if len(body) > limit {
+			require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "%s", got)
+		}
+		if res.StatusCode != http.StatusOK {
+			require.Equal(t, "application/json", res.Header.Get("Content-Type"))
+			var e struct {
+				Error *struct {
+					Message string `json:"message"`
+					Type    string `json:"type"`
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(got, &e), "an error body that is not JSON: %s", got)
+			require.NotNil(t, e.Error, "an error body not in OpenAI's shape: %s", got)
+			require.NotEmpty(t, e.Error.Message, "%s", got)
+			require.NotEmpty(t, e.Error.Type, "%s", got)
+			return
+		}
+
+		var head struct {
+			Stream bool `json:"stream"`
+		}
+		require.NoError(t, json.Unmarshal(body, &head), "200 for a body that is not JSON")
+		if !head.Stream {
+			require.Equal(t, "application/json", res.Header.Get("Content-Type"))
+			var c openai.ChatCompletion
+			require.NoError(t, c.UnmarshalJSON(got), "%s", got)
+			require.Equal(t, "chat.completion", string(c.Object))
+			require.Equal(t, "m", c.Model, "the answer names another model")
+			require.Len(t, c.Choices, 1, "%s", got)
+			fuzzCheckFinish(t, c.Choices[0].FinishReason, len(c.Choices[0].Message.ToolCalls), got)
+			return
+		}
+		require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
+		require.True(t, bytes.HasSuffix(got, []byte("data: [DONE]\n\n")), "a stream not ended by [DONE]: %s", got)
+		events := sseEvents(got)
+		require.Equal(t, "[DONE]\n", string(events[len(events)-1]))
+		finish, calls := "", 0
+		for _, data := range events[:len(events)-1] {
+			var c openai.ChatCompletionChunk
+			require.NoError(t, c.UnmarshalJSON(data), "%s", data)
+			var fields map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(data, &fields))
+			require.NotContains(t, fields, "error", "an error event: %s", data)
+			require.Equal(t, "chat.completion.chunk", string(c.Object))
+			require.Equal(t, "m", c.Model, "a chunk names another model")
+			for _, ch := range c.Choices {
+				calls += len(ch.Delta.ToolCalls)
+				if ch.FinishReason != "" {
+					require.Empty(t, finish, "two finish reasons: %s", got)
+					finish = ch.FinishReason
+				}
+			}
+		}
+		fuzzCheckFinish(t, finish, calls, got)
+	})
+}
+
+// fuzzCheckFinish checks a reply's finish reason against its tool calls.
+func fuzzCheckFinish(t *testing.T, finish string, calls int, got []byte) {
+	t.Helper()
+	switch finish {
+	case "tool_calls":
+		require.NotZero(t, calls, "finish_reason tool_calls without calls: %s", got)
+	case "stop", "length":
+		require.Zero(t, calls, "calls with finish_reason %s: %s", finish, got)
+	default:
+		t.Fatalf("finish_reason %q: %s", finish, got)
+	}
+}
+
+// FuzzProviderMessage reads the message of an error body, whatever its
+// shape: it must be valid UTF-8, within maxMessage bytes and an ellipsis.
+func FuzzProviderMessage(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m := providerMessage(body)
+		require.True(t, utf8.ValidString(m), "not valid UTF-8: %q", m)
+		require.LessOrEqual(t, len(m), maxMessage+len("…"), "%q", m)
+		require.Equal(t, strings.TrimSpace(m), m, "message not trimmed: %q", m)
+	})
+}
+
+// FuzzPortableSchema rewrites a tool's JSON Schema into the portable
+// subset: a success must encode, within 1 MiB and 64 times the input (an
+// MCP server's schema must not make robby inline $refs without bound),
+// keep nothing but portable keywords in schema positions ($ref, $defs and
+// additionalProperties among the ones dropped), and not depend on map
+// order.
+func FuzzPortableSchema(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var schema map[string]any
+		if json.Unmarshal(data, &schema) != nil || schema == nil {
+			return
+		}
+		out, err := portableSchema(schema)
+		if err != nil {
+			require.Nil(t, out)
+			return
+		}
+		b, err := json.Marshal(out)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(b), 1<<20+64*len(data), "a %d-byte schema made a %d-byte one: inlining $refs must not amplify without bound", len(data), len(b))
+		var decoded map[string]any
+		require.NoError(t, json.Unmarshal(b, &decoded))
+		fuzzCheckPortable(t, "#", decoded, !fuzzEmptyAlternatives(schema))
+		// The keywords are read in map order: the result must not depend
+		// on it. A small map is ranged over in the order its keys went in,
+		// from a random start: copies filled in random orders make eight
+		// runs see both orders of two keys but about once in 128 times.
+		for range 8 {
+			again, err := portableSchema(fuzzShuffled(schema).(map[string]any))
+			require.NoError(t, err)
+			c, err := json.Marshal(again)
+			require.NoError(t, err)
+			require.JSONEq(t, string(b), string(c), "the result depends on map order")
+		}
+	})
+}
+
+// fuzzCheckPortable walks the schema positions of s: the value of
+// properties' entries, items and anyOf's alternatives. The values of
+// enum, default and the like are data, and may hold any key. An anyOf
+// must offer an alternative (an empty one matches nothing, and Gemini
+// refuses it) unless strict is false: the input had an empty one.
+func fuzzCheckPortable(t *testing.T, path string, s map[string]any, strict bool) {
+	t.Helper()
+	for k, v := range s {
+		require.True(t, slices.Contains(portableKeywords, k), "%s: keyword %q kept", path, k)
+		switch k {
+		case "properties":
+			props, ok := v.(map[string]any)
+			require.True(t, ok, "%s/properties is not an object", path)
+			for name, p := range props {
+				m, ok := p.(map[string]any)
+				require.True(t, ok, "%s/properties/%s is not a schema", path, name)
+				fuzzCheckPortable(t, path+"/properties/"+name, m, strict)
+			}
+		case "items":
+			m, ok := v.(map[string]any)
+			require.True(t, ok, "%s/items is not a schema", path)
+			fuzzCheckPortable(t, path+"/items", m, strict)
+		case "anyOf":
+			alts, ok := v.([]any)
+			require.True(t, ok, "%s/anyOf is not a list", path)
+			require.True(t, len(alts) > 0 || !strict, "%s/anyOf is empty", path)
+			for _, a := range alts {
+				m, ok := a.(map[string]any)
+				require.True(t, ok, "%s/anyOf holds a non-schema", path)
+				fuzzCheckPortable(t, path+"/anyOf", m, strict)
+			}
+		}
+	}
+}
+
+// fuzzEmptyAlternatives reports whether v holds, anywhere, an anyOf or
+// oneOf that is not a list of at least one alternative.
+func fuzzEmptyAlternatives(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if l, ok := e.([]any); (k == "anyOf" || k == "oneOf") && (!ok || len(l) == 0) {
+				return true
+			}
+			if fuzzEmptyAlternatives(e) {
+				return true
+			}
+		}
+	case []any:
+		return slices.ContainsFunc(v, fuzzEmptyAlternatives)
+	}
+	return false
+}
+
+// fuzzShuffled returns a deep copy of v whose maps had their keys put in
+// in a random order.
+func fuzzShuffled(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := slices.Collect(maps.Keys(v))
+		rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		m := make(map[string]any, len(v))
+		for _, k := range keys {
+			m[k] = fuzzShuffled(v[k])
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = fuzzShuffled(e)
+		}
+		return l
+	}
+	return v
+}
