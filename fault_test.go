@@ -388,7 +388,7 @@ func TestFaultToolPanics(t *testing.T) {
 	})
 	nilMap := FuncTool("nil_map", "", nil, func(context.Context, map[string]any) (any, error) {
 		var m map[string]int
-		m["x"] = 1
+		m["x"] = 1 //lint:ignore SA5000 the runtime panic is the point
 		return nil, nil
 	})
 	srv := newServer(t)
