@@ -300,3 +300,51 @@ func ExampleParseMCPConfig() {
 	// files
 	// search
 }
+
+func ExampleWithApproval() {
+	model := scripted(
+		robbytest.ToolCalls(robbytest.Call("say_hello", `{"name":"Bob"}`), robbytest.Call("say_hello", `{"name":"Mallory"}`)),
+		robbytest.Text("I could greet Bob only."),
+	)
+	defer model.Close()
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(sayHello),
+		robby.WithApproval(func(_ context.Context, call robby.ToolCall) error {
+			if strings.Contains(call.Arguments, "Mallory") {
+				return errors.New("not allowed to greet Mallory")
+			}
+			return nil
+		}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer agent.Close()
+	res, err := agent.Run(context.Background(), "Greet Bob and Mallory")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range res.ToolCalls {
+		fmt.Println(c.Output)
+	}
+	fmt.Println(res.Text)
+	// Output:
+	// 👋 Hello Bob!
+	// Error: tool "say_hello": robby: tool call not approved: not allowed to greet Mallory
+	// I could greet Bob only.
+}
+
+func ExampleAgent_ChatCompletion() {
+	model := scripted(robbytest.Text("Bonjour !"))
+	defer model.Close()
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithSystem("Answer in French."))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer agent.Close()
+	agent.AddMessages(openai.UserMessage("Hello!"))
+	answer, err := agent.ChatCompletion(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(answer, len(agent.Messages()))
+	// Output: Bonjour ! 3
+}
