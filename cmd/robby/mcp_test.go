@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -55,21 +51,7 @@ func TestServeWithMCPTools(t *testing.T) {
 		}),
 	)
 
-	ctx, cancel := context.WithCancel(t.Context())
-	stderr := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-base-url", srv.URL, "-model", "agent", "-mcp", config}, nil, io.Discard, stderr)
-	}()
-	var base string
-	require.Eventually(t, func() bool {
-		m := regexp.MustCompile(`on (http://\S+/v1)`).FindStringSubmatch(stderr.String())
-		if m != nil {
-			base = m[1]
-		}
-		return m != nil
-	}, 20*time.Second, 20*time.Millisecond, stderr.String())
-
+	base, _ := serveInProcess(t, "-base-url", srv.URL, "-model", "agent", "-mcp", config)
 	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("none"), option.WithMaxRetries(0))
 	s := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: "agent",
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("echo something")}})
@@ -83,12 +65,4 @@ func TestServeWithMCPTools(t *testing.T) {
 	s.Close()
 	assert.Equal(t, "The server said: Echo: ping from the model", text.String())
 	assert.Contains(t, srv.Requests()[0].Tools, "echo", "the MCP server's tools are offered")
-
-	cancel()
-	select {
-	case err := <-done:
-		assert.NoError(t, err)
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
 }
