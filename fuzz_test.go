@@ -231,7 +231,7 @@ func FuzzToolArguments(f *testing.F) {
 			mu.Lock()
 			gotArgs, gotFunc = fuzzArgs{}, nil
 			mu.Unlock()
-			out, err := ts.call(t.Context(), ToolCall{ID: "call_1", Name: name, Arguments: args})
+			out, err := callTool(t.Context(), ts, ToolCall{ID: "call_1", Name: name, Arguments: args})
 			mu.Lock()
 			in, m := gotArgs, gotFunc
 			mu.Unlock()
@@ -594,4 +594,17 @@ func fuzzShuffled(v any) any {
 		return l
 	}
 	return v
+}
+
+// callTool runs one call as execute does, without its goroutines.
+func callTool(ctx context.Context, ts *toolset, call ToolCall) (string, error) {
+	_, run, err := ts.prepare(call)
+	if err != nil {
+		return "", err
+	}
+	out, err := ts.invoke(ctx, call, run)
+	if err != nil {
+		return "", err
+	}
+	return encodeResult(out)
 }

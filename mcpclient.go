@@ -306,8 +306,8 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 		}
 	}
 	server, tool := c, mt.Name
-	t.call = func(ctx context.Context, args json.RawMessage) (string, error) {
-		return server.call(ctx, tool, args)
+	t.bind = func(args json.RawMessage) (invocation, error) {
+		return func(ctx context.Context) (any, error) { return server.call(ctx, tool, args) }, nil
 	}
 	return t, nil
 }

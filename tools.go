@@ -27,9 +27,9 @@ import (
 type Tool struct {
 	name        string
 	description string
-	params      shared.FunctionParameters // the JSON Schema sent to the model
-	schema      *jsonschema.Resolved      // validates arguments before the call
-	call        func(ctx context.Context, args json.RawMessage) (string, error)
+	params      shared.FunctionParameters                      // the JSON Schema sent to the model
+	schema      *jsonschema.Resolved                           // validates arguments before the call
+	bind        func(args json.RawMessage) (invocation, error) // decodes the arguments of a call
 	// honorsContext marks a call known to return when its context ends
 	// (an MCP call), which then needs no goroutine to be abandoned.
 	honorsContext bool
@@ -65,26 +65,26 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 		return t
 	}
 	t.params, t.schema, t.err = compileSchema(schema)
-	t.call = decoded(fn)
+	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
 	}
 	return t
 }
 
+// An invocation is a call with its arguments decoded, ready to run. It
+// returns the tool's result, which encodeResult makes text.
+type invocation func(context.Context) (any, error)
+
 // decoded adapts fn to the raw arguments of a call: they are decoded into
-// In, and the result encoded.
-func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(context.Context, json.RawMessage) (string, error) {
-	return func(ctx context.Context, args json.RawMessage) (string, error) {
+// In, before the call, on the caller's goroutine (see toolset.prepare).
+func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.RawMessage) (invocation, error) {
+	return func(args json.RawMessage) (invocation, error) {
 		var in In
 		if err := json.Unmarshal(args, &in); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+			return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 		}
-		out, err := fn(ctx, in)
-		if err != nil {
-			return "", err
-		}
-		return encodeResult(out)
+		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
 	}
 }
 
@@ -107,7 +107,7 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 		return t
 	}
 	t.params, t.schema, t.err = compileSchema(&schema)
-	t.call = decoded(fn)
+	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
 	}
@@ -265,7 +265,7 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 			return nil, fmt.Errorf("tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$", t.name)
 		case t.err != nil:
 			return nil, fmt.Errorf("tool %q: %w", t.name, t.err)
-		case t.call == nil:
+		case t.bind == nil:
 			return nil, fmt.Errorf("tool %q: not built with NewTool or FuncTool", t.name)
 		case ts.byName[t.name] != nil:
 			return nil, fmt.Errorf("tool %q: duplicate name", t.name)
@@ -307,7 +307,7 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 	}
 	type outcome struct {
 		i   int
-		out string
+		out any
 		err error
 	}
 	start := time.Now()
@@ -317,23 +317,32 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 			o.err = fmt.Errorf("tool %q: %w", calls[o.i].Name, context.Cause(ctx)) // say which bound
 		}
 		ended[o.i] = true
-		results[o.i].Output, results[o.i].Duration = o.out, time.Since(start)
+		results[o.i].Duration = time.Since(start)
+		if o.err == nil {
+			results[o.i].Output, o.err = encodeResult(o.out)
+		}
 		results[o.i].finish(o.err, ts.maxOutput, done, o.i)
 	}
-	if t := ts.byName[calls[0].Name]; run == 1 && t != nil && t.honorsContext {
-		// Nothing to abandon: call it here and spare a goroutine.
-		out, err := ts.call(ctx, calls[0])
-		record(outcome{0, out, err})
-		return
-	}
 	ch := make(chan outcome, run) // never blocks an abandoned tool
+	left := 0
 	for i := range run {
-		go func() {
-			out, err := ts.call(ctx, calls[i])
-			ch <- outcome{i, out, err}
-		}()
+		t, inv, err := ts.prepare(calls[i])
+		switch {
+		case err != nil:
+			record(outcome{i: i, err: err})
+		case run == 1 && t.honorsContext:
+			// Nothing to abandon: call it here and spare a goroutine.
+			out, err := ts.invoke(ctx, calls[i], inv)
+			record(outcome{i, out, err})
+		default:
+			left++
+			go func() {
+				out, err := ts.invoke(ctx, calls[i], inv)
+				ch <- outcome{i, out, err}
+			}()
+		}
 	}
-	for left := run; left > 0; left-- {
+	for ; left > 0; left-- {
 		select {
 		case o := <-ch:
 			record(o)
@@ -383,31 +392,43 @@ func fitOutput(out string, max int) string {
 	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", out[:n], n, len(out))
 }
 
-// call runs one tool call: it finds the tool, checks the arguments against
-// its schema, and calls it, recovering a panic.
-func (ts *toolset) call(ctx context.Context, call ToolCall) (out string, err error) {
+// prepare finds a call's tool, checks its arguments and decodes them. It
+// runs on the caller's goroutine, whose stack has grown already: the schema
+// validator and the decoder are deep, and growing a fresh goroutine's stack
+// for them cost more than the work itself.
+func (ts *toolset) prepare(call ToolCall) (*Tool, invocation, error) {
 	t := ts.byName[call.Name]
 	if t == nil {
-		return "", fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
+		return nil, nil, fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
 	}
 	args := t.dropNulls(json.RawMessage(call.Arguments))
 	if err := t.validate(args); err != nil {
-		return "", fmt.Errorf("tool %q: %w", call.Name, err)
+		return nil, nil, fmt.Errorf("tool %q: %w", call.Name, err)
 	}
-	defer func() { // for the approval callback as much as for the tool
+	run, err := t.bind(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: %w", call.Name, err)
+	}
+	return t, run, nil
+}
+
+// invoke asks for approval and runs a prepared call, recovering a panic of
+// either. Its result is encoded by the caller, for the same reason.
+func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (out any, err error) {
+	defer func() {
 		if p := recover(); p != nil {
 			ts.log.ErrorContext(ctx, "robby: tool panicked", slog.String("tool", call.Name),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			out, err = "", fmt.Errorf("tool %q: %w: %v", call.Name, ErrToolPanic, p)
+			out, err = nil, fmt.Errorf("tool %q: %w: %v", call.Name, ErrToolPanic, p)
 		}
 	}()
 	if ts.approve != nil {
 		if err := ts.approve(ctx, call); err != nil {
-			return "", fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)
+			return nil, fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)
 		}
 	}
-	if out, err = t.call(ctx, args); err != nil {
-		return "", fmt.Errorf("tool %q: %w", call.Name, err)
+	if out, err = run(ctx); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", call.Name, err)
 	}
 	return out, nil
 }
