@@ -1,0 +1,159 @@
+package robby_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/robby-go/robby"
+)
+
+// latencyServer streams words, each written and flushed right after its
+// send time is noted, after a pause, so that each word is alone on the wire when the
+// client reads it.
+type latencyServer struct {
+	words int
+	pause time.Duration
+	sent  []atomic.Int64 // unix nanos each word was written
+}
+
+func (s *latencyServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	f := w.(http.Flusher)
+	chunk := func(delta, finish string) {
+		fmt.Fprintf(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":%s,"finish_reason":%s}]}`+"\n\n", delta, finish)
+		f.Flush()
+	}
+	chunk(`{"role":"assistant","content":""}`, "null")
+	for i := range s.words {
+		time.Sleep(s.pause)
+		s.sent[i].Store(time.Now().UnixNano())
+		chunk(fmt.Sprintf(`{"content":"%d "}`, i), "null")
+	}
+	chunk(`{}`, `"stop"`)
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// BenchmarkStreamLatency measures how long a word takes from the server's
+// write to the caller: to robby's EventText, and, in the same run, to the
+// openai-go stream's Next. The median over all words is reported.
+func BenchmarkStreamLatency(b *testing.B) {
+	const words = 50
+	ls := &latencyServer{words: words, pause: 2 * time.Millisecond, sent: make([]atomic.Int64, words)}
+	srv := httptest.NewServer(ls)
+	defer srv.Close()
+	params := openai.ChatCompletionNewParams{Model: "m", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("count")}}
+	received := func(lat *[]time.Duration, i int) {
+		now := time.Now().UnixNano()
+		*lat = append(*lat, time.Duration(now-ls.sent[i].Load()))
+	}
+	reset := func() {
+		for i := range ls.sent {
+			ls.sent[i].Store(0)
+		}
+	}
+
+	b.Run("robby", func(b *testing.B) {
+		a, err := robby.New(robby.WithBaseURL(srv.URL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		var lat []time.Duration
+		for b.Loop() {
+			reset()
+			i := 0
+			for ev, err := range a.Stream(b.Context(), "count") {
+				if err != nil {
+					b.Fatal(err)
+				}
+				if ev.Kind == robby.EventText {
+					received(&lat, i)
+					i++
+				}
+			}
+			if i != words {
+				b.Fatalf("%d words", i)
+			}
+			a.Reset()
+		}
+		b.ReportMetric(float64(median(lat).Microseconds()), "µs-to-caller")
+	})
+	b.Run("openai-go", func(b *testing.B) {
+		client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(""))
+		var lat []time.Duration
+		for b.Loop() {
+			reset()
+			s := client.Chat.Completions.NewStreaming(b.Context(), params)
+			i := 0
+			for s.Next() {
+				if c := s.Current(); len(c.Choices) > 0 && c.Choices[0].Delta.Content != "" {
+					received(&lat, i)
+					i++
+				}
+			}
+			if err := s.Err(); err != nil || i != words {
+				b.Fatalf("%v, %d words", err, i)
+			}
+			s.Close()
+		}
+		b.ReportMetric(float64(median(lat).Microseconds()), "µs-to-caller")
+	})
+}
+
+// BenchmarkLongConversation measures one more turn of a conversation that
+// already holds n messages of about 1 KB (1,000 of them make 1 MB of
+// history), through robby and with raw openai-go, in one run. Issue 6 asks
+// that robby's cost per turn grow far less than the history; these are the
+// figures to beat.
+func BenchmarkLongConversation(b *testing.B) {
+	reply := []byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(reply)
+	}))
+	defer srv.Close()
+	for _, n := range []int{10, 100, 1000} {
+		history := make([]openai.ChatCompletionMessageParamUnion, n)
+		for i := range history {
+			text := fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 85))
+			if i%2 == 0 {
+				history[i] = openai.UserMessage(text)
+			} else {
+				history[i] = openai.AssistantMessage(text)
+			}
+		}
+		b.Run(fmt.Sprintf("messages=%d/robby", n), func(b *testing.B) {
+			a, err := robby.New(robby.WithBaseURL(srv.URL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer a.Close()
+			for b.Loop() {
+				a.SetMessages(history)
+				if _, err := a.ChatCompletion(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("messages=%d/openai-go", n), func(b *testing.B) {
+			client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(""))
+			for b.Loop() {
+				res, err := client.Chat.Completions.New(b.Context(), openai.ChatCompletionNewParams{Model: "m", Messages: history})
+				if err != nil || res.Choices[0].Message.Content != "ok" {
+					b.Fatal(err)
+				}
+				_ = append(history[:len(history):len(history)], res.Choices[0].Message.ToParam())
+			}
+		})
+	}
+}
