@@ -60,6 +60,7 @@ type APIError struct {
 	err        error
 }
 
+// Error says the status and the provider's message.
 func (e *APIError) Error() string {
 	if e.StatusCode == 0 {
 		return "robby: endpoint error in stream: " + e.Message
@@ -71,6 +72,7 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("robby: endpoint returned %s: %s", strings.TrimSpace(status), e.Message)
 }
 
+// Unwrap returns the [*openai.Error] or stream error it came from.
 func (e *APIError) Unwrap() error { return e.err }
 
 // errorCapture records the last error response of a request, because

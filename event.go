@@ -22,6 +22,7 @@ const (
 
 var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done"}
 
+// String returns the kind's name, such as "tool-call".
 func (k EventKind) String() string {
 	if k > 0 && int(k) < len(eventNames) {
 		return eventNames[k]
