@@ -26,8 +26,9 @@ var ErrClosed = errors.New("robby: agent is closed")
 // change the conversation between turns. To hold many independent
 // conversations over the same configuration and tools, use [Agent.Clone].
 type Agent struct {
-	core *core
-	busy chan struct{} // holds a token while an operation uses the conversation
+	core  *core
+	owner bool          // made by New: its Close closes the core
+	busy  chan struct{} // holds a token while an operation uses the conversation
 
 	mu   sync.Mutex
 	msgs []openai.ChatCompletionMessageParamUnion // append-only between resets
@@ -101,7 +102,9 @@ func New(opts ...Option) (*Agent, error) {
 	if err := c.tools.init(&cfg); err != nil {
 		return nil, fmt.Errorf("robby: %w", err)
 	}
-	return newAgent(c, c.initial), nil
+	a := newAgent(c, c.initial)
+	a.owner = true
+	return a, nil
 }
 
 func newAgent(c *core, msgs []openai.ChatCompletionMessageParamUnion) *Agent {
@@ -132,6 +135,9 @@ func (a *Agent) Clone() *Agent {
 // Close releases what the agent holds: it ends its MCP sessions and their
 // subprocesses. Later operations return [ErrClosed]. Close is idempotent.
 func (a *Agent) Close() error {
+	if !a.owner {
+		return nil
+	}
 	var err error
 	a.core.closeOnce.Do(func() {
 		close(a.core.closed)

@@ -703,8 +703,15 @@ func TestClosedAgent(t *testing.T) {
 	_, err := a.Run(t.Context(), "hi")
 	assert.ErrorIs(t, err, ErrClosed)
 	_, err = a.Clone().ChatCompletion(t.Context())
-	assert.ErrorIs(t, err, ErrClosed)
-	assert.Empty(t, srv.Requests())
+	assert.ErrorIs(t, err, ErrClosed, "a clone of a closed agent is closed")
+
+	b := newTestAgent(t, srv)
+	require.NoError(t, b.Clone().Close())
+	srv.Reply(robbytest.Text("still open"))
+	res, err := b.Run(t.Context(), "hi")
+	require.NoError(t, err, "closing a clone leaves the original open")
+	assert.Equal(t, "still open", res.Text)
+	assert.Len(t, srv.Requests(), 1)
 }
 
 func TestMemoryMethods(t *testing.T) {
