@@ -154,7 +154,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("The model '%s' does not exist.", head.Model))
 		return
 	}
-	conv, rc, err := agent.core.conversation(body)
+	conv, rc, err := agent.core.conversation(body, len(head.Messages))
 	if err != nil {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
@@ -177,13 +177,22 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// conversation makes the fresh agent and run configuration of one request:
+// conversation makes the fresh agent and run configuration of one request
+// (whose messages array has the given length):
 // the agent's system prompt, then the client's messages; the agent's base
 // request with the client's parameters on top; the client's tools.
-func (c *core) conversation(body []byte) (*Agent, runConfig, error) {
+func (c *core) conversation(body []byte, messages int) (*Agent, runConfig, error) {
 	var req openai.ChatCompletionNewParams
 	if err := req.UnmarshalJSON(body); err != nil {
 		return nil, runConfig{}, fmt.Errorf("invalid request: %v", err)
+	}
+	if len(req.Messages) != messages {
+		return nil, runConfig{}, errors.New("messages holds something that is not a message")
+	}
+	for i, m := range req.Messages {
+		if m.OfDeveloper == nil && m.OfSystem == nil && m.OfUser == nil && m.OfAssistant == nil && m.OfTool == nil && m.OfFunction == nil {
+			return nil, runConfig{}, fmt.Errorf("messages[%d] is not a message with a known role", i)
+		}
 	}
 	params, err := c.requestParams(body)
 	if err != nil {

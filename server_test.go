@@ -216,6 +216,8 @@ func TestServerErrors(t *testing.T) {
 		{"malformed JSON", "s3cret", `{"model":`, 400, "Invalid JSON"},
 		{"no messages", "s3cret", `{"model":"robby","messages":[]}`, 400, "'messages' is required"},
 		{"unknown model", "s3cret", `{"model":"gpt-9","messages":[{"role":"user","content":"hi"}]}`, 404, "The model 'gpt-9' does not exist."},
+		{"null message", "s3cret", `{"model":"robby","messages":[null]}`, 400, "not a message"},
+		{"unknown role", "s3cret", `{"model":"robby","messages":[{"role":"wizard","content":"hi"}]}`, 400, "messages[0] is not a message"},
 		{"too large", "s3cret", `{"model":"robby","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`, 413, "larger than 1024 bytes"},
 	}
 	for _, tt := range tests {
