@@ -192,7 +192,7 @@ func messageIn(v any, depth int) string {
 func clip(s string) string {
 	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
 	if len(s) > maxMessage {
-		return strings.ToValidUTF8(s[:maxMessage], "") + "…"
+		return cutUTF8(s, maxMessage) + "…"
 	}
 	return s
 }

@@ -259,8 +259,8 @@ func (s MCPServer) allows(tool string) bool {
 // with a hash of the whole, so that two long names stay apart.
 func toolName(name string) string {
 	b := []byte(name)
-	for i, r := range b {
-		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+	for i, c := range b {
+		if !nameByte(c) {
 			b[i] = '_'
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -159,7 +158,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
 	}
-	reply := &chatReply{w: w, model: head.Model, id: "chatcmpl-" + randomID(), created: time.Now().Unix(),
+	reply := &chatReply{w: w, model: head.Model, id: "chatcmpl-" + randomAlnum(24), created: time.Now().Unix(),
 		usage: head.StreamOptions.IncludeUsage, steps: s.opts.ShowToolSteps}
 	if head.Stream {
 		err = reply.stream(r.Context(), conv, rc)
@@ -240,13 +239,4 @@ func (c *core) requestParams(body []byte) (openai.ChatCompletionNewParams, error
 	}
 	p.Model = c.params.Model
 	return p, nil
-}
-
-func randomID() string {
-	const hex = "0123456789abcdef"
-	b := make([]byte, 24)
-	for i := range b {
-		b[i] = hex[rand.IntN(16)]
-	}
-	return string(b)
 }

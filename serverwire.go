@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"unicode/utf8"
 )
 
 // chatReply writes the answer to one chat-completions request, as a
@@ -228,8 +227,5 @@ func excerpt(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return cutUTF8(s, n) + "…"
 }

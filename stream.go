@@ -209,13 +209,16 @@ func (r *reply) toolCalls() []ToolCall {
 
 // newCallID makes a tool-call id of 9 letters and digits, the one format
 // every provider's chat template accepts (Mistral's checks for it).
-func newCallID() string {
+func newCallID() string { return randomAlnum(9) }
+
+// randomAlnum returns n random letters and digits: ids, not secrets.
+func randomAlnum(n int) string {
 	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	var b [9]byte
+	b := make([]byte, n)
 	for i := range b {
 		b[i] = alphabet[rand.IntN(len(alphabet))]
 	}
-	return string(b[:])
+	return string(b)
 }
 
 // message returns the assistant message to keep in the conversation. Its

@@ -149,12 +149,17 @@ func validName(name string) bool {
 	if len(name) == 0 || len(name) > 64 {
 		return false
 	}
-	for _, r := range name {
-		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+	for i := range len(name) {
+		if !nameByte(name[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// nameByte reports whether c may stand in a tool name.
+func nameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // A ToolCall is a call the model asked for.
@@ -385,11 +390,20 @@ func fitOutput(out string, max int) string {
 	if max <= 0 || len(out) <= max {
 		return out
 	}
-	n := max
-	for n > 0 && !utf8.RuneStart(out[n]) {
+	kept := cutUTF8(out, max)
+	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", kept, len(kept), len(out))
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that does not
+// end inside a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", out[:n], n, len(out))
+	return s[:n]
 }
 
 // prepare finds a call's tool, checks its arguments and decodes them. It
