@@ -435,15 +435,22 @@ func TestNetworkErrorIsWrapped(t *testing.T) {
 	assert.Contains(t, err.Error(), "connection refused")
 }
 
-func TestCancelDuringToolsKeepsMemoryConsistent(t *testing.T) {
-	started := make(chan struct{})
-	var cancelled atomic.Bool
-	slow := FuncTool("slow", "Waits", nil, func(ctx context.Context, _ map[string]any) (any, error) {
-		close(started)
+// waitingTool is a tool that waits for its context to end; started closes
+// when it is called, and cancelled records that it saw the end.
+func waitingTool(name string) (tool Tool, started <-chan struct{}, cancelled *atomic.Bool) {
+	start := make(chan struct{})
+	cancelled = new(atomic.Bool)
+	tool = FuncTool(name, "Waits", nil, func(ctx context.Context, _ map[string]any) (any, error) {
+		close(start)
 		<-ctx.Done()
 		cancelled.Store(true)
 		return nil, ctx.Err()
 	})
+	return tool, start, cancelled
+}
+
+func TestCancelDuringToolsKeepsMemoryConsistent(t *testing.T) {
+	slow, started, cancelled := waitingTool("slow")
 	srv := newServer(t)
 	srv.Reply(robbytest.ToolCalls(robbytest.Call("slow", `{}`), robbytest.Call("add", `{"a":1,"b":1}`)))
 	a := newTestAgent(t, srv, WithTools(slow, addTool))

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,14 +278,7 @@ func TestServerModels(t *testing.T) {
 }
 
 func TestServerClientDisconnectCancelsTools(t *testing.T) {
-	started := make(chan struct{})
-	var cancelled atomic.Bool
-	wait := FuncTool("wait", "", nil, func(ctx context.Context, _ map[string]any) (any, error) {
-		close(started)
-		<-ctx.Done()
-		cancelled.Store(true)
-		return nil, ctx.Err()
-	})
+	wait, started, cancelled := waitingTool("wait")
 	upstream := newServer(t)
 	upstream.Reply(robbytest.ToolCalls(robbytest.Call("wait", `{}`)))
 	client, _ := serve(t, upstream, nil, WithTools(wait))
