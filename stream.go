@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/respjson"
@@ -181,14 +182,16 @@ func (b *callBuilder) repeatsArguments(args string) bool {
 }
 
 // toolCalls returns the calls with their arguments made usable: none at all
-// becomes {}, and a missing or repeated id is replaced by a new one, used
-// from then on in the tool message too.
+// becomes {}, and a missing, repeated or invalid UTF-8 id is replaced by a new
+// one, used from then on in the tool message too.
 func (r *reply) toolCalls() []ToolCall {
 	calls := make([]ToolCall, len(r.calls))
 	seen := make(map[string]bool, len(r.calls))
 	for i, b := range r.calls {
 		id := b.id
-		if id == "" || seen[id] {
+		// A repeated id, or one that would not survive JSON encoding,
+		// could not pair the call with its result.
+		if id == "" || seen[id] || !utf8.ValidString(id) {
 			id = newCallID()
 		}
 		seen[id] = true
