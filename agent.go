@@ -2,12 +2,16 @@ package robby
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -32,6 +36,7 @@ type Agent struct {
 
 	mu   sync.Mutex
 	msgs []openai.ChatCompletionMessageParamUnion // append-only between resets
+	raw  []json.RawMessage                        // the encodings of msgs[:len(raw)]
 }
 
 // core is what an agent and its clones share; nothing in it changes after
@@ -40,7 +45,9 @@ type core struct {
 	client    openai.Client
 	reqOpts   []option.RequestOption
 	params    openai.ChatCompletionNewParams // Messages and Tools left empty
+	heads     [2]func() ([]byte, error)      // params encoded, plain and streamed
 	initial   []openai.ChatCompletionMessageParamUnion
+	initRaw   []json.RawMessage // initial encoded
 	maxTurns  int
 	finalTurn bool
 	log       *slog.Logger
@@ -64,6 +71,41 @@ var defaultHTTPClient = sync.OnceValue(func() *http.Client {
 	t.ResponseHeaderTimeout = 10 * time.Minute
 	return &http.Client{Transport: t}
 })
+
+// sharedClient is the openai-go client of the agents built without
+// [WithClient], kept with the environment it was built from.
+// openai.NewClient builds a service for every OpenAI API, hundreds of
+// allocations, for agents that only post chat completions (and set their
+// base URL and key per request): agents share one, built again when the
+// OPENAI_* variables it reads change.
+var sharedClient atomic.Pointer[envClient]
+
+type envClient struct {
+	env    string
+	client openai.Client
+}
+
+// openaiEnv are the variables openai.NewClient reads (see
+// openai.DefaultClientOptions).
+var openaiEnv = [...]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_ORG_ID",
+	"OPENAI_PROJECT_ID", "OPENAI_WEBHOOK_SECRET", "OPENAI_CUSTOM_HEADERS"}
+
+func defaultClient() openai.Client {
+	var env strings.Builder
+	for _, k := range openaiEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			env.WriteByte(1)
+			env.WriteString(v)
+		}
+		env.WriteByte(0) // no variable holds it
+	}
+	if c := sharedClient.Load(); c != nil && c.env == env.String() {
+		return c.client
+	}
+	c := &envClient{env: env.String(), client: openai.NewClient(option.WithHTTPClient(defaultHTTPClient()))}
+	sharedClient.Store(c)
+	return c.client
+}
 
 // New builds an agent from its options. A model is required ([WithModel]);
 // an invalid option or tool is reported as an error.
@@ -92,23 +134,38 @@ func New(opts ...Option) (*Agent, error) {
 	if cfg.client != nil {
 		c.client = *cfg.client
 	} else {
-		c.client = openai.NewClient(option.WithHTTPClient(defaultHTTPClient()))
+		c.client = defaultClient()
 	}
 	if cfg.system != "" {
 		c.initial = append(c.initial, openai.SystemMessage(cfg.system))
 	}
 	c.initial = append(c.initial, cfg.params.Messages...)
 	c.params.Messages, c.params.Tools = nil, nil
+	var err error
+	if c.initRaw, err = encodeMessages(nil, c.initial); err != nil {
+		return nil, err
+	}
+	for i, stream := range [...]bool{false, true} {
+		c.heads[i] = sync.OnceValues(func() ([]byte, error) { return encodeHead(&c.params, stream) })
+	}
 	if err := c.tools.init(&cfg); err != nil {
 		return nil, fmt.Errorf("robby: %w", err)
 	}
-	a := newAgent(c, c.initial)
+	a := newAgent(c, c.initial, c.initRaw)
 	a.owner = true
 	return a, nil
 }
 
-func newAgent(c *core, msgs []openai.ChatCompletionMessageParamUnion) *Agent {
-	return &Agent{core: c, busy: make(chan struct{}, 1), msgs: slices.Clone(msgs)}
+func newAgent(c *core, msgs []openai.ChatCompletionMessageParamUnion, raw []json.RawMessage) *Agent {
+	return &Agent{core: c, busy: make(chan struct{}, 1), msgs: slices.Clone(msgs), raw: slices.Clone(raw)}
+}
+
+// head returns the agent's parameters encoded for a request.
+func (c *core) head(stream bool) ([]byte, error) {
+	if stream {
+		return c.heads[1]()
+	}
+	return c.heads[0]()
 }
 
 func requestOptions(cfg *config) []option.RequestOption {
@@ -129,7 +186,9 @@ func requestOptions(cfg *config) []option.RequestOption {
 // a server. Closing the agent that [New] returned closes its clones too;
 // closing a clone does nothing.
 func (a *Agent) Clone() *Agent {
-	return newAgent(a.core, a.Messages())
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return newAgent(a.core, a.msgs, a.raw)
 }
 
 // Close releases what the agent holds: it ends its MCP sessions and their
@@ -175,6 +234,7 @@ func (a *Agent) acquire(ctx context.Context) (release func(), err error) {
 }
 
 // Messages returns a copy of the conversation, the system prompt first.
+// The messages share memory with the conversation's: do not modify them.
 func (a *Agent) Messages() []openai.ChatCompletionMessageParamUnion {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -182,34 +242,46 @@ func (a *Agent) Messages() []openai.ChatCompletionMessageParamUnion {
 }
 
 // AddMessages appends messages to the conversation, such as
-// openai.UserMessage before [Agent.ChatCompletion].
+// openai.UserMessage before [Agent.ChatCompletion]. The conversation keeps
+// them as they are: do not modify them afterwards.
 func (a *Agent) AddMessages(msgs ...openai.ChatCompletionMessageParamUnion) {
+	a.addEncoded(msgs, nil)
+}
+
+// addEncoded appends messages with their encodings, if raw has them all.
+func (a *Agent) addEncoded(msgs []openai.ChatCompletionMessageParamUnion, raw []json.RawMessage) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if len(a.raw) == len(a.msgs) && len(raw) == len(msgs) {
+		a.raw = append(a.raw, raw...)
+	}
 	a.msgs = append(a.msgs, msgs...)
 }
 
-// SetMessages replaces the whole conversation, system prompt included.
+// SetMessages replaces the whole conversation, system prompt included. The
+// conversation keeps the messages as they are: do not modify them
+// afterwards.
 func (a *Agent) SetMessages(msgs []openai.ChatCompletionMessageParamUnion) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.msgs = slices.Clone(msgs)
+	a.msgs, a.raw = slices.Clone(msgs), nil
 }
 
 // Reset brings the conversation back to how [New] began it: the system
 // prompt and the messages of [WithParams].
 func (a *Agent) Reset() {
-	a.SetMessages(a.core.initial)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.msgs, a.raw = slices.Clone(a.core.initial), slices.Clone(a.core.initRaw)
 }
 
-// history returns the conversation followed by pending messages, for a
-// request. The slice shares no writable memory with the agent's.
-func (a *Agent) history(pending []openai.ChatCompletionMessageParamUnion) []openai.ChatCompletionMessageParamUnion {
+// encodedHistory returns the conversation encoded, each message encoded
+// once in the conversation's life. The slice shares no writable memory with
+// the agent's.
+func (a *Agent) encodedHistory() ([]json.RawMessage, error) {
 	a.mu.Lock()
-	msgs := a.msgs[:len(a.msgs):len(a.msgs)]
-	a.mu.Unlock()
-	if len(pending) == 0 {
-		return msgs
-	}
-	return append(msgs, pending...)
+	defer a.mu.Unlock()
+	raw, err := encodeMessages(a.raw, a.msgs)
+	a.raw = raw
+	return raw[:len(raw):len(raw)], err
 }

@@ -1,43 +1,66 @@
 package robby
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // A deltaFunc receives the text and reasoning of each streamed chunk; an
 // error it returns stops the stream.
 type deltaFunc func(text, reasoning string) error
 
-// complete sends one chat-completion request, base with msgs and tools,
-// streamed if onDelta is not nil, and returns the reply. On error the reply
-// holds what arrived before it, if anything did.
-func (a *Agent) complete(ctx context.Context, base *openai.ChatCompletionNewParams, msgs []openai.ChatCompletionMessageParamUnion,
-	tools []openai.ChatCompletionToolUnionParam, onDelta deltaFunc) (*reply, error) {
-	p := *base
-	p.Messages, p.Tools = msgs, tools
-	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", p.Model),
-		slog.Int("messages", len(msgs)), slog.Int("tools", len(p.Tools)), slog.Bool("stream", onDelta != nil))
+// complete sends one chat-completion request, streamed if onDelta is not
+// nil, and returns the reply. On error the reply holds what arrived before
+// it, if anything did.
+func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
+	req.stream = onDelta != nil
+	if req.head == nil {
+		head, err := a.core.head(req.stream)
+		if err != nil {
+			return nil, err
+		}
+		req.head = head
+	}
+	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", req.model),
+		slog.Int("messages", len(req.history)+len(req.pending)), slog.Int("tools", len(req.tools)+len(req.external)),
+		slog.Bool("stream", req.stream))
 	ctx, capture := withCapture(ctx)
 	if onDelta == nil {
-		res, err := a.core.client.Chat.Completions.New(ctx, p, a.core.reqOpts...)
-		if err != nil {
+		var body []byte
+		if err := a.core.client.Post(ctx, "chat/completions", req.body(), &body, a.core.reqOpts...); err != nil {
 			return nil, a.core.requestError(ctx, err, capture)
+		}
+		res, err := decodeResponse(body)
+		if err != nil {
+			return nil, err
 		}
 		return replyOf(res)
 	}
-	if !p.StreamOptions.IncludeUsage.Valid() {
-		p.StreamOptions.IncludeUsage = openai.Bool(true)
+	var res *http.Response
+	err := a.core.client.Post(ctx, "chat/completions", req.body(), &res, a.core.reqOpts...)
+	if err != nil {
+		return nil, a.core.requestError(ctx, err, capture)
 	}
-	s := a.core.client.Chat.Completions.NewStreaming(ctx, p, a.core.reqOpts...)
-	defer s.Close()
+	events := ssestream.NewDecoder(res)
+	defer events.Close()
 	r := new(reply)
-	for s.Next() {
-		chunk := s.Current()
+	var chunk apiResponse
+	for events.Next() {
+		ev := events.Event()
+		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
+			break
+		}
+		if err := decodeChunk(ev, &chunk); err != nil {
+			return r, a.core.requestError(ctx, err, capture)
+		}
 		text, reasoning := r.addChunk(&chunk)
 		if text == "" && reasoning == "" {
 			continue
@@ -46,7 +69,7 @@ func (a *Agent) complete(ctx context.Context, base *openai.ChatCompletionNewPara
 			return r, err
 		}
 	}
-	if err := s.Err(); err != nil {
+	if err := events.Err(); err != nil {
 		return r, a.core.requestError(ctx, err, capture)
 	}
 	if r.finish == "" {
@@ -67,6 +90,15 @@ func (c *core) requestError(ctx context.Context, err error, capture *errorCaptur
 		return c.secrets.wrap(err)
 	}
 	return c.secrets.wrap(fmt.Errorf("robby: chat completion: %w", err))
+}
+
+// request starts a request of the agent's conversation, offering tools.
+func (a *Agent) request(tools []json.RawMessage) (*request, error) {
+	history, err := a.encodedHistory()
+	if err != nil {
+		return nil, err
+	}
+	return &request{model: a.core.params.Model, history: history, tools: tools}, nil
 }
 
 // ChatCompletion asks the model to answer the conversation, without tools,
@@ -94,7 +126,11 @@ func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
 		return "", err
 	}
 	defer release()
-	r, err := a.complete(ctx, &a.core.params, a.history(nil), nil, onDelta)
+	var r *reply
+	req, err := a.request(nil)
+	if err == nil {
+		r, err = a.complete(ctx, req, onDelta)
+	}
 	if err != nil {
 		if r != nil {
 			return r.text.String(), err
@@ -115,7 +151,11 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 		return nil, err
 	}
 	defer release()
-	r, err := a.complete(ctx, &a.core.params, a.history(nil), a.core.tools.get(ctx).params, nil)
+	req, err := a.request(a.core.tools.get(ctx).raw)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.complete(ctx, req, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/robby-go/robby/robbytest"
@@ -62,7 +63,7 @@ func sseEvents(body []byte) [][]byte {
 
 // FuzzAssembler feeds the chunks of an SSE transcript to the tool-call
 // assembler, as the streaming loop does, and checks what it makes of them.
-// Chunks openai-go would not decode are left out, and so is [DONE], which
+// Chunks robby does not decode are left out, and so is [DONE], which
 // ends a real stream, as an undecodable chunk or an error event does: the
 // assembler sees more that way.
 func FuzzAssembler(f *testing.F) {
@@ -73,8 +74,8 @@ func FuzzAssembler(f *testing.F) {
 			if bytes.HasPrefix(data, []byte("[DONE]")) {
 				continue
 			}
-			var c openai.ChatCompletionChunk
-			if json.Unmarshal(data, &c) != nil { // as ssestream.Stream.Next does
+			var c apiResponse
+			if decodeChunk(ssestream.Event{Data: data}, &c) != nil { // as the streaming loop does
 				continue
 			}
 			dt, dr := r.addChunk(&c)

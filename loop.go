@@ -2,6 +2,7 @@ package robby
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -110,14 +111,21 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 	}
 	defer release()
 	pending := rc.pending
+	var pendingRaw []json.RawMessage // pending's encodings
 	commit := func() {
-		a.AddMessages(pending...)
+		a.addEncoded(pending, pendingRaw)
 		res.Messages = append(res.Messages, pending...)
-		pending = nil
+		pending, pendingRaw = nil, nil
 	}
-	params := rc.params
-	if params == nil {
-		params = &a.core.params
+	var head []byte // the agent's parameters unless the run has its own
+	if rc.params != nil {
+		if head, err = encodeHead(rc.params, emit != nil); err != nil {
+			return res, err
+		}
+	}
+	external, err := encodeTools(rc.external)
+	if err != nil {
+		return res, fmt.Errorf("robby: %w", err)
 	}
 	for turn := 1; ; turn++ {
 		if turn > a.core.maxTurns {
@@ -126,11 +134,18 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 		final := a.core.finalTurn && turn == a.core.maxTurns
 		res.Turns = turn
 		ts := a.core.tools.get(ctx)
-		var offered []openai.ChatCompletionToolUnionParam
-		if !final {
-			offered = append(ts.params[:len(ts.params):len(ts.params)], rc.external...)
+		req, err := a.request(ts.raw)
+		if err == nil {
+			pendingRaw, err = encodeMessages(pendingRaw, pending)
 		}
-		r, err := a.complete(ctx, params, a.history(pending), offered, a.deltaEmitter(turn, emit))
+		if err != nil {
+			return res, err
+		}
+		req.head, req.pending, req.external = head, pendingRaw, external
+		if final {
+			req.tools, req.external = nil, nil
+		}
+		r, err := a.complete(ctx, req, a.deltaEmitter(turn, emit))
 		if r != nil {
 			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
 		}

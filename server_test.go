@@ -78,7 +78,10 @@ func TestServerStreams(t *testing.T) {
 		chunks++
 		acc.AddChunk(c)
 		for _, ch := range c.Choices {
-			reasoning.WriteString(reasoningOf(ch.Delta.JSON.ExtraFields))
+			var r string
+			if json.Unmarshal([]byte(ch.Delta.JSON.ExtraFields["reasoning_content"].Raw()), &r) == nil {
+				reasoning.WriteString(r)
+			}
 		}
 	}
 	require.NoError(t, s.Err())

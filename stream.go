@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/respjson"
 )
 
 // A reply is one assistant message, put together from a stream or read from
@@ -36,8 +34,8 @@ type callBuilder struct {
 // addChunk folds one streamed chunk into the reply and returns the text and
 // reasoning it added. Only the first choice is read: robby never asks for
 // more than one.
-func (r *reply) addChunk(c *openai.ChatCompletionChunk) (text, reasoning string) {
-	if c.JSON.Usage.Valid() && c.Usage.TotalTokens > 0 {
+func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
+	if c.Usage != nil && c.Usage.TotalTokens > 0 {
 		// Some providers repeat usage; the last one is the total.
 		r.usage = usageOf(c.Usage)
 	}
@@ -47,15 +45,15 @@ func (r *reply) addChunk(c *openai.ChatCompletionChunk) (text, reasoning string)
 			continue
 		}
 		if ch.FinishReason != "" {
-			r.finish = ch.FinishReason
+			r.finish = string(ch.FinishReason)
 		}
 		d := &ch.Delta
-		text = d.Content
+		text = string(d.Content)
 		if text == "" {
-			text = d.Refusal
+			text = string(d.Refusal)
 		}
 		r.text.WriteString(text)
-		reasoning = reasoningOf(d.JSON.ExtraFields)
+		reasoning = d.reasoning()
 		r.reasoning.WriteString(reasoning)
 		for j := range d.ToolCalls {
 			r.addToolDelta(&d.ToolCalls[j])
@@ -65,25 +63,6 @@ func (r *reply) addChunk(c *openai.ChatCompletionChunk) (text, reasoning string)
 	return text, reasoning
 }
 
-// reasoningOf reads the reasoning delta that DeepSeek, llama.cpp and older
-// vLLM send as reasoning_content, and Ollama, OpenRouter and newer vLLM as
-// reasoning.
-func reasoningOf(extra map[string]respjson.Field) string {
-	for _, key := range [...]string{"reasoning_content", "reasoning"} {
-		// openai-go marks fields it has no type for as not Valid: read
-		// the raw JSON.
-		raw := extra[key].Raw()
-		if raw == "" || raw == "null" {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(raw), &s) == nil {
-			return s
-		}
-	}
-	return ""
-}
-
 // addToolDelta finds the call a delta belongs to. Providers disagree:
 // OpenAI sends id and name once then fragments by index; Ollama may give
 // every parallel call index 0 with its own id; Gemini sends no index and
@@ -91,34 +70,35 @@ func reasoningOf(extra map[string]respjson.Field) string {
 // and name in its last chunk. The rule: a delta continues the call with
 // its id, else the last call with its index (or the last call), unless it
 // names a new function or that call's arguments are already complete.
-func (r *reply) addToolDelta(d *openai.ChatCompletionChunkChoiceDeltaToolCall) {
-	hasIndex := d.JSON.Index.Valid()
-	name, args := d.Function.Name, d.Function.Arguments
+func (r *reply) addToolDelta(d *apiToolCall) {
+	var index int64
+	if d.Index != nil {
+		index = *d.Index
+	}
+	id, name, args := string(d.ID), string(d.Function.Name), string(d.Function.Arguments)
 	if args == "null" {
 		args = ""
 	}
-	b := r.findCall(d.ID, hasIndex, d.Index)
-	if b != nil && b.startsAnother(d.ID, name, args) {
+	b := r.findCall(id, d.Index != nil, index)
+	if b != nil && b.startsAnother(id, name, args) {
 		b = nil
 	}
 	if b == nil {
-		b = &callBuilder{index: d.Index, hasIndex: hasIndex}
+		b = &callBuilder{index: index, hasIndex: d.Index != nil}
 		r.calls = append(r.calls, b)
 	}
 	if b.id == "" {
-		b.id = d.ID
+		b.id = id
 	}
 	if b.name == "" {
 		b.name = name
 	}
 	b.addArguments(args)
-	for k, f := range d.JSON.ExtraFields {
-		if raw := f.Raw(); k != "" && raw != "" && raw != "null" {
-			if b.extra == nil {
-				b.extra = make(map[string]any)
-			}
-			b.extra[k] = json.RawMessage(raw)
+	for k, v := range d.extra {
+		if b.extra == nil {
+			b.extra = make(map[string]any)
 		}
+		b.extra[k] = v
 	}
 }
 
@@ -245,49 +225,31 @@ func (r *reply) message(calls []ToolCall) openai.ChatCompletionMessageParamUnion
 }
 
 // replyOf reads a plain (not streamed) response.
-func replyOf(c *openai.ChatCompletion) (*reply, error) {
+func replyOf(c *apiResponse) (*reply, error) {
 	var r reply
-	r.usage = usageOf(c.Usage)
+	if c.Usage != nil {
+		r.usage = usageOf(c.Usage)
+	}
 	if len(c.Choices) == 0 {
 		return nil, ErrNoChoices
 	}
 	ch := &c.Choices[0]
-	r.finish = ch.FinishReason
+	r.finish = string(ch.FinishReason)
 	m := &ch.Message
-	r.text.WriteString(m.Content)
+	r.text.WriteString(string(m.Content))
 	if m.Content == "" {
-		r.text.WriteString(m.Refusal)
+		r.text.WriteString(string(m.Refusal))
 	}
-	r.reasoning.WriteString(reasoningOf(m.JSON.ExtraFields))
+	r.reasoning.WriteString(m.reasoning())
 	for _, tc := range m.ToolCalls {
-		b := &callBuilder{id: tc.ID, name: tc.Function.Name}
 		if tc.Type == "custom" {
 			return nil, fmt.Errorf("robby: custom tool call %q is not supported", tc.Custom.Name)
 		}
-		b.args.WriteString(tc.Function.Arguments)
-		b.extra = extraFieldsOf(tc.RawJSON(), "id", "type", "function", "index")
+		b := &callBuilder{id: string(tc.ID), name: string(tc.Function.Name), extra: tc.extra}
+		b.args.WriteString(string(tc.Function.Arguments))
 		r.calls = append(r.calls, b)
 	}
 	return &r, nil
-}
-
-// extraFieldsOf returns the fields of a JSON object other than known ones.
-func extraFieldsOf(raw string, known ...string) map[string]any {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal([]byte(raw), &fields) != nil {
-		return nil
-	}
-	var extra map[string]any
-	for k, v := range fields {
-		if k == "" || slices.Contains(known, k) || string(v) == "null" {
-			continue
-		}
-		if extra == nil {
-			extra = make(map[string]any)
-		}
-		extra[k] = v
-	}
-	return extra
 }
 
 // Usage counts the tokens a run used, summed over its turns.
@@ -297,7 +259,7 @@ type Usage struct {
 	TotalTokens      int64
 }
 
-func usageOf(u openai.CompletionUsage) Usage {
+func usageOf(u *wireUsage) Usage {
 	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 }
 

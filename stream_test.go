@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -606,7 +607,7 @@ func newTranscriptAgent(t *testing.T, srv *robbytest.Server, tools ...Tool) *Age
 	return a
 }
 
-// The assembler itself, fed with chunks decoded as openai-go decodes them,
+// The assembler itself, fed with chunks decoded as the streaming loop decodes them,
 // for orderings that are awkward to write as a whole transcript.
 
 // assemble folds chunks into a reply; each is a chunk's JSON, or only a
@@ -619,8 +620,8 @@ func assemble(t *testing.T, chunks ...string) (r *reply, text, reasoning string)
 			raw = `{"id":"chatcmpl-unit","object":"chat.completion.chunk","created":1767225600,"model":"m","choices":[{"index":0,"delta":` +
 				raw + `,"finish_reason":null}]}`
 		}
-		var c openai.ChatCompletionChunk
-		require.NoError(t, c.UnmarshalJSON([]byte(raw)), "chunk %s", raw)
+		var c apiResponse
+		require.NoError(t, decodeChunk(ssestream.Event{Data: []byte(raw)}, &c), "chunk %s", raw)
 		dt, dr := r.addChunk(&c)
 		text += dt
 		reasoning += dr

@@ -28,6 +28,7 @@ type Tool struct {
 	name        string
 	description string
 	params      shared.FunctionParameters                      // the JSON Schema sent to the model
+	paramsJSON  json.RawMessage                                // params encoded
 	schema      *jsonschema.Resolved                           // validates arguments before the call
 	bind        func(args json.RawMessage) (invocation, error) // decodes the arguments of a call
 	// honorsContext marks a call known to return when its context ends
@@ -56,20 +57,44 @@ func (t Tool) Parameters() map[string]any { return t.params }
 // A type that has no JSON Schema makes [New] fail.
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
 	t := Tool{name: name, description: description}
-	schema, err := jsonschema.For[In](nil)
-	if err == nil && schema.Type != "object" {
-		err = fmt.Errorf("arguments type %v is not a struct or map", reflect.TypeFor[In]())
-	}
-	if err != nil {
-		t.err = err
-		return t
-	}
-	t.params, t.schema, t.err = compileSchema(schema)
+	s := schemaOf(reflect.TypeFor[In]())
+	t.params, t.paramsJSON, t.schema, t.err = s.params, s.raw, s.resolved, s.err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
 	}
 	return t
+}
+
+// A compiledSchema is the schema of a tool's arguments in every form robby
+// uses it.
+type compiledSchema struct {
+	params   shared.FunctionParameters
+	raw      json.RawMessage // params encoded, for the requests
+	resolved *jsonschema.Resolved
+	err      error
+}
+
+// schemaCache holds the compiled schema of each argument type, as
+// encoding/json caches its encoders: inferring and resolving a schema costs
+// hundreds of allocations, and programs build the same tools again and again
+// (an agent per request). Entries are immutable.
+var schemaCache sync.Map // reflect.Type → *compiledSchema
+
+func schemaOf(t reflect.Type) *compiledSchema {
+	if s, ok := schemaCache.Load(t); ok {
+		return s.(*compiledSchema)
+	}
+	schema, err := jsonschema.ForType(t, nil)
+	if err == nil && schema.Type != "object" {
+		err = fmt.Errorf("arguments type %v is not a struct or map", t)
+	}
+	s := &compiledSchema{err: err}
+	if err == nil {
+		s = compileSchema(schema)
+	}
+	actual, _ := schemaCache.LoadOrStore(t, s)
+	return actual.(*compiledSchema)
 }
 
 // An invocation is a call with its arguments decoded, ready to run. It
@@ -106,7 +131,8 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 		t.err = fmt.Errorf("parameters: %w", err)
 		return t
 	}
-	t.params, t.schema, t.err = compileSchema(&schema)
+	c := compileSchema(&schema)
+	t.params, t.paramsJSON, t.schema, t.err = c.params, c.raw, c.resolved, c.err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
@@ -116,20 +142,20 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 
 // compileSchema resolves a schema once, for validation, and keeps its JSON
 // form for the requests.
-func compileSchema(s *jsonschema.Schema) (shared.FunctionParameters, *jsonschema.Resolved, error) {
+func compileSchema(s *jsonschema.Schema) *compiledSchema {
 	resolved, err := s.Resolve(nil)
 	if err != nil {
-		return nil, nil, fmt.Errorf("schema: %w", err)
+		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
 	}
-	b, err := json.Marshal(s)
+	raw, err := json.Marshal(s)
 	if err != nil {
-		return nil, nil, fmt.Errorf("schema: %w", err)
+		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
 	}
 	var params shared.FunctionParameters
-	if err := json.Unmarshal(b, &params); err != nil {
-		return nil, nil, fmt.Errorf("schema: %w", err)
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
 	}
-	return params, resolved, nil
+	return &compiledSchema{params: params, raw: raw, resolved: resolved}
 }
 
 func encodeResult(v any) (string, error) {
@@ -250,6 +276,7 @@ type toolset struct {
 	byName map[string]*Tool
 	names  []string // sorted, for messages to the model
 	params []openai.ChatCompletionToolUnionParam
+	raw    []json.RawMessage // params encoded
 }
 
 // callPolicy is how an agent runs tool calls.
@@ -284,7 +311,9 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 		ts.params = append(ts.params, openai.ChatCompletionFunctionTool(def))
 	}
 	slices.Sort(ts.names)
-	return ts, nil
+	var err error
+	ts.raw, err = encodeTools(ts.params)
+	return ts, err
 }
 
 // execute runs calls concurrently, at most ts.limit of them, and fills

@@ -1,0 +1,172 @@
+package robby
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/segmentio/encoding/json"
+	"github.com/tidwall/gjson"
+)
+
+// robby decodes responses and chunks itself, into the few fields it reads,
+// with segmentio/encoding (already built in through the MCP SDK): openai-go's
+// decoder keeps every field of every chunk with its raw JSON and metadata,
+// which cost six times the time and twenty times the allocations of the
+// chunk's own content.
+
+// A apiResponse is what robby reads of a chat.completion or of a
+// chat.completion.chunk.
+type apiResponse struct {
+	Choices []apiChoice `json:"choices"`
+	Usage   *wireUsage  `json:"usage"`
+}
+
+type apiChoice struct {
+	Index        int64      `json:"index"`
+	FinishReason lenient    `json:"finish_reason"`
+	Message      apiMessage `json:"message"` // in a chat.completion
+	Delta        apiMessage `json:"delta"`   // in a chunk
+}
+
+type apiMessage struct {
+	Content   lenient `json:"content"`
+	Refusal   lenient `json:"refusal"`
+	Reasoning lenient `json:"reasoning"` // Ollama, OpenRouter, newer vLLM
+	// DeepSeek, llama.cpp and older vLLM
+	ReasoningContent lenient       `json:"reasoning_content"`
+	ToolCalls        []apiToolCall `json:"tool_calls"`
+}
+
+// reasoning returns the reasoning of a message or delta, under either name.
+func (m *apiMessage) reasoning() string {
+	if m.ReasoningContent != "" {
+		return string(m.ReasoningContent)
+	}
+	return string(m.Reasoning)
+}
+
+type apiToolCall struct {
+	Index    *int64  `json:"index"`
+	ID       lenient `json:"id"`
+	Type     lenient `json:"type"`
+	Function struct {
+		Name      lenient   `json:"name"`
+		Arguments arguments `json:"arguments"`
+	} `json:"function"`
+	Custom struct {
+		Name lenient `json:"name"`
+	} `json:"custom"`
+	extra map[string]any // other fields, sent back with the call
+}
+
+// knownToolCallField reports whether a tool call's field is one robby
+// reads; the others are the provider's own, such as Gemini's extra_content.
+func knownToolCallField(name []byte) bool {
+	switch string(name) {
+	case "index", "id", "type", "function", "custom":
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a tool call, keeping the fields robby does not know.
+func (c *apiToolCall) UnmarshalJSON(b []byte) error {
+	type plain apiToolCall // without this method
+	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+		return err
+	}
+	if hasOtherFields(b, knownToolCallField) {
+		c.extra = otherFields(b, knownToolCallField)
+	}
+	return nil
+}
+
+// hasOtherFields reports whether a JSON object has fields that known does
+// not accept, without allocating.
+func hasOtherFields(obj []byte, known func([]byte) bool) bool {
+	t := json.NewTokenizer(obj)
+	for t.Next() {
+		if t.IsKey && t.Depth == 1 && !known(bytes.Trim(t.Value, `"`)) {
+			return true
+		}
+	}
+	return false
+}
+
+// otherFields returns the fields of a JSON object that known does not
+// accept, null ones left out.
+func otherFields(obj []byte, known func([]byte) bool) map[string]any {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(obj, &fields) != nil {
+		return nil
+	}
+	var extra map[string]any
+	for k, v := range fields {
+		if k == "" || known([]byte(k)) || string(v) == "null" {
+			continue
+		}
+		if extra == nil {
+			extra = make(map[string]any)
+		}
+		extra[k] = json.RawMessage(slices.Clone(v))
+	}
+	return extra
+}
+
+// A lenient is a string of the provider's JSON in which a value of another
+// type reads as empty, as openai-go reads it, rather than failing the whole
+// response: some providers send content as an array of parts, or a
+// reasoning object.
+type lenient string
+
+// UnmarshalJSON implements [json.Unmarshaler].
+func (s *lenient) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] != '"' {
+		*s = ""
+		return nil
+	}
+	return json.Unmarshal(b, (*string)(s))
+}
+
+// arguments are a tool call's arguments: a string holding JSON, as the API
+// defines them, or the JSON itself, as some servers send it.
+type arguments string
+
+// UnmarshalJSON implements [json.Unmarshaler].
+func (a *arguments) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		*a = ""
+	case b[0] == '"':
+		return json.Unmarshal(b, (*string)(a))
+	default:
+		*a = arguments(b)
+	}
+	return nil
+}
+
+// decodeResponse decodes a plain response's body.
+func decodeResponse(body []byte) (*apiResponse, error) {
+	var r apiResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("robby: chat completion: decoding the response: %w", err)
+	}
+	return &r, nil
+}
+
+// decodeChunk decodes the data of a streamed event. An event carrying an
+// error is reported as openai-go reports it, as an [ssestream.StreamError].
+func decodeChunk(ev ssestream.Event, c *apiResponse) error {
+	if bytes.Contains(ev.Data, []byte(`"error"`)) {
+		if e := gjson.GetBytes(ev.Data, "error"); e.Exists() {
+			return &ssestream.StreamError{Message: "received error while streaming: " + e.String(), Event: ev}
+		}
+	}
+	*c = apiResponse{}
+	if err := json.Unmarshal(ev.Data, c); err != nil {
+		return fmt.Errorf("robby: chat completion: decoding a chunk: %w", err)
+	}
+	return nil
+}
