@@ -35,8 +35,7 @@ type Agent struct {
 	busy  chan struct{} // holds a token while an operation uses the conversation
 
 	mu   sync.Mutex
-	msgs []openai.ChatCompletionMessageParamUnion // append-only between resets
-	raw  []json.RawMessage                        // the encodings of msgs[:len(raw)]
+	conv messages // append-only between resets
 }
 
 // core is what an agent and its clones share; nothing in it changes after
@@ -46,8 +45,7 @@ type core struct {
 	reqOpts   []option.RequestOption
 	params    openai.ChatCompletionNewParams // Messages and Tools left empty
 	heads     [2]func() ([]byte, error)      // params encoded, plain and streamed
-	initial   []openai.ChatCompletionMessageParamUnion
-	initRaw   []json.RawMessage // initial encoded
+	initial   messages                       // the system prompt and the messages of WithParams
 	maxTurns  int
 	finalTurn bool
 	log       *slog.Logger
@@ -137,12 +135,11 @@ func New(opts ...Option) (*Agent, error) {
 		c.client = defaultClient()
 	}
 	if cfg.system != "" {
-		c.initial = append(c.initial, openai.SystemMessage(cfg.system))
+		c.initial.add(openai.SystemMessage(cfg.system), nil)
 	}
-	c.initial = append(c.initial, cfg.params.Messages...)
+	c.initial.list = append(c.initial.list, cfg.params.Messages...)
 	c.params.Messages, c.params.Tools = nil, nil
-	var err error
-	if c.initRaw, err = encodeMessages(nil, c.initial); err != nil {
+	if _, err := c.initial.encoded(); err != nil {
 		return nil, err
 	}
 	for i, stream := range [...]bool{false, true} {
@@ -151,13 +148,13 @@ func New(opts ...Option) (*Agent, error) {
 	if err := c.tools.init(&cfg); err != nil {
 		return nil, fmt.Errorf("robby: %w", err)
 	}
-	a := newAgent(c, c.initial, c.initRaw)
+	a := newAgent(c, c.initial)
 	a.owner = true
 	return a, nil
 }
 
-func newAgent(c *core, msgs []openai.ChatCompletionMessageParamUnion, raw []json.RawMessage) *Agent {
-	return &Agent{core: c, busy: make(chan struct{}, 1), msgs: slices.Clone(msgs), raw: slices.Clone(raw)}
+func newAgent(c *core, conv messages) *Agent {
+	return &Agent{core: c, busy: make(chan struct{}, 1), conv: conv.clone()}
 }
 
 // head returns the agent's parameters encoded for a request.
@@ -188,7 +185,7 @@ func requestOptions(cfg *config) []option.RequestOption {
 func (a *Agent) Clone() *Agent {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return newAgent(a.core, a.msgs, a.raw)
+	return newAgent(a.core, a.conv)
 }
 
 // Close releases what the agent holds: it ends its MCP sessions and their
@@ -238,24 +235,21 @@ func (a *Agent) acquire(ctx context.Context) (release func(), err error) {
 func (a *Agent) Messages() []openai.ChatCompletionMessageParamUnion {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return slices.Clone(a.msgs)
+	return slices.Clone(a.conv.list)
 }
 
 // AddMessages appends messages to the conversation, such as
 // openai.UserMessage before [Agent.ChatCompletion]. The conversation keeps
 // them as they are: do not modify them afterwards.
 func (a *Agent) AddMessages(msgs ...openai.ChatCompletionMessageParamUnion) {
-	a.addEncoded(msgs, nil)
+	a.addMessages(messages{list: msgs})
 }
 
-// addEncoded appends messages with their encodings, if raw has them all.
-func (a *Agent) addEncoded(msgs []openai.ChatCompletionMessageParamUnion, raw []json.RawMessage) {
+// addMessages appends messages with the JSON they have.
+func (a *Agent) addMessages(ms messages) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.raw) == len(a.msgs) && len(raw) == len(msgs) {
-		a.raw = append(a.raw, raw...)
-	}
-	a.msgs = append(a.msgs, msgs...)
+	a.conv.addAll(ms)
 }
 
 // SetMessages replaces the whole conversation, system prompt included. The
@@ -264,7 +258,7 @@ func (a *Agent) addEncoded(msgs []openai.ChatCompletionMessageParamUnion, raw []
 func (a *Agent) SetMessages(msgs []openai.ChatCompletionMessageParamUnion) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.msgs, a.raw = slices.Clone(msgs), nil
+	a.conv = messages{list: slices.Clone(msgs)}
 }
 
 // Reset brings the conversation back to how [New] began it: the system
@@ -272,16 +266,13 @@ func (a *Agent) SetMessages(msgs []openai.ChatCompletionMessageParamUnion) {
 func (a *Agent) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.msgs, a.raw = slices.Clone(a.core.initial), slices.Clone(a.core.initRaw)
+	a.conv = a.core.initial.clone()
 }
 
-// encodedHistory returns the conversation encoded, each message encoded
-// once in the conversation's life. The slice shares no writable memory with
-// the agent's.
+// encodedHistory returns the conversation encoded. The slice shares no
+// writable memory with the agent's.
 func (a *Agent) encodedHistory() ([]json.RawMessage, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	raw, err := encodeMessages(a.raw, a.msgs)
-	a.raw = raw
-	return raw[:len(raw):len(raw)], err
+	return a.conv.encoded()
 }

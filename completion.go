@@ -137,7 +137,9 @@ func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
 		}
 		return "", err
 	}
-	a.AddMessages(r.message(nil))
+	var ms messages
+	ms.add(r.message(nil))
+	a.addMessages(ms)
 	return r.text.String(), nil
 }
 
@@ -160,7 +162,9 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 		return nil, err
 	}
 	calls := r.toolCalls()
-	a.AddMessages(r.message(calls))
+	var ms messages
+	ms.add(r.message(calls))
+	a.addMessages(ms)
 	return calls, nil
 }
 
@@ -177,7 +181,11 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 	defer release()
 	results := make([]ToolResult, len(calls))
 	a.execute(ctx, a.core.tools.get(ctx), calls, results, nil)
-	a.AddMessages(toolMessages(results)...)
+	var ms messages
+	for _, r := range results {
+		ms.add(toolMessage(r))
+	}
+	a.addMessages(ms)
 	if err := ctx.Err(); err != nil {
 		return results, fmt.Errorf("robby: executing tool calls: %w", context.Cause(ctx))
 	}
@@ -195,10 +203,7 @@ func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, resu
 	}
 }
 
-func toolMessages(results []ToolResult) []openai.ChatCompletionMessageParamUnion {
-	msgs := make([]openai.ChatCompletionMessageParamUnion, len(results))
-	for i, r := range results {
-		msgs[i] = openai.ToolMessage(r.Output, r.Call.ID)
-	}
-	return msgs
+// toolMessage returns the message giving the model a result, with its JSON.
+func toolMessage(r ToolResult) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
+	return openai.ToolMessage(r.Output, r.Call.ID), toolJSON(r.Output, r.Call.ID)
 }

@@ -104,8 +104,11 @@ func FuzzAssembler(f *testing.F) {
 			}
 		}
 
-		b, err := json.Marshal(r.message(calls))
+		m, raw := r.message(calls)
+		b, err := json.Marshal(m)
 		require.NoError(t, err, "the assistant message does not encode")
+		require.NotNil(t, raw, "robby could not encode the assistant message")
+		require.JSONEq(t, string(b), string(raw), "robby's JSON of the message is not openai-go's")
 		// Keys are read exactly: a provider field may differ from a
 		// known one only by case, which encoding/json would mix up.
 		var msg struct {

@@ -2,7 +2,6 @@ package robby
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -45,11 +44,13 @@ type Result struct {
 // the partial result with an error wrapping [ErrMaxTurns]. Errors from the
 // endpoint are [*APIError]s. The result is never nil.
 func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
-	return a.run(ctx, runConfig{pending: userPrompt(prompt)}, nil)
+	return a.run(ctx, promptConfig(prompt), nil)
 }
 
-func userPrompt(prompt string) []openai.ChatCompletionMessageParamUnion {
-	return []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}
+func promptConfig(prompt string) runConfig {
+	var rc runConfig
+	rc.pending.add(openai.UserMessage(prompt), userJSON(prompt))
+	return rc
 }
 
 // Stream is [Agent.Run] with every step reported as it happens: text and
@@ -60,7 +61,7 @@ func userPrompt(prompt string) []openai.ChatCompletionMessageParamUnion {
 // Breaking out of the loop stops the run: the response is closed, running
 // tools are cancelled, and the conversation keeps the turns that ended.
 func (a *Agent) Stream(ctx context.Context, prompt string) iter.Seq2[Event, error] {
-	return a.stream(ctx, runConfig{pending: userPrompt(prompt)})
+	return a.stream(ctx, promptConfig(prompt))
 }
 
 func (a *Agent) stream(ctx context.Context, rc runConfig) iter.Seq2[Event, error] {
@@ -87,9 +88,9 @@ var errStopped = errors.New("robby: stream consumer stopped")
 
 // A runConfig is what a run starts from, beyond the agent's configuration.
 type runConfig struct {
-	pending  []openai.ChatCompletionMessageParamUnion // added with the first turn: the prompt
-	params   *openai.ChatCompletionNewParams          // the base request; nil for the agent's
-	external []openai.ChatCompletionToolUnionParam    // tools the caller runs itself
+	pending  messages                              // added with the first turn: the prompt
+	params   *openai.ChatCompletionNewParams       // the base request; nil for the agent's
+	external []openai.ChatCompletionToolUnionParam // tools the caller runs itself
 }
 
 // isExternal reports whether a call is for one of the caller's tools.
@@ -111,11 +112,10 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 	}
 	defer release()
 	pending := rc.pending
-	var pendingRaw []json.RawMessage // pending's encodings
 	commit := func() {
-		a.addEncoded(pending, pendingRaw)
-		res.Messages = append(res.Messages, pending...)
-		pending, pendingRaw = nil, nil
+		a.addMessages(pending)
+		res.Messages = append(res.Messages, pending.list...)
+		pending = messages{}
 	}
 	var head []byte // the agent's parameters unless the run has its own
 	if rc.params != nil {
@@ -136,12 +136,12 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 		ts := a.core.tools.get(ctx)
 		req, err := a.request(ts.raw)
 		if err == nil {
-			pendingRaw, err = encodeMessages(pendingRaw, pending)
+			req.pending, err = pending.encoded()
 		}
 		if err != nil {
 			return res, err
 		}
-		req.head, req.pending, req.external = head, pendingRaw, external
+		req.head, req.external = head, external
 		if final {
 			req.tools, req.external = nil, nil
 		}
@@ -161,13 +161,13 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 			// The caller runs these: the run ends with them unanswered.
 			// Calls of the agent's own tools in the same turn are left
 			// out; the model will ask again once it has the results.
-			pending = append(pending, r.message(ext))
+			pending.add(r.message(ext))
 			commit()
 			res.external = ext
 			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
 			return res, nil
 		}
-		pending = append(pending, r.message(calls))
+		pending.add(r.message(calls))
 		if len(calls) == 0 {
 			commit()
 			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
@@ -175,7 +175,9 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 		}
 		results := a.runTools(ctx, ts, turn, calls, final, emit)
 		res.ToolCalls = append(res.ToolCalls, results...)
-		pending = append(pending, toolMessages(results)...)
+		for _, r := range results {
+			pending.add(toolMessage(r))
+		}
 		commit()
 		if !emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage}) || ctx.Err() != nil {
 			return res, fmt.Errorf("robby: run: %w", context.Cause(ctx))

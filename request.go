@@ -3,8 +3,11 @@ package robby
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/openai/openai-go/v3"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // robby builds request bodies itself, from parts encoded once: each message
@@ -109,4 +112,79 @@ func encodeTools(tools []openai.ChatCompletionToolUnionParam) ([]json.RawMessage
 		raw[i] = b
 	}
 	return raw, nil
+}
+
+// The messages robby makes itself, encoded as it makes them: openai-go's
+// encoder costs some twenty allocations a message, these one.
+
+// userJSON encodes openai.UserMessage(text).
+func userJSON(text string) json.RawMessage {
+	b := make([]byte, 0, len(text)+32)
+	b = append(b, `{"role":"user","content":`...)
+	b = sjson.AppendEscape(b, text, 0)
+	return append(b, '}')
+}
+
+// toolJSON encodes openai.ToolMessage(content, id).
+func toolJSON(content, id string) json.RawMessage {
+	b := make([]byte, 0, len(content)+len(id)+48)
+	b = append(b, `{"role":"tool","content":`...)
+	b = sjson.AppendEscape(b, content, 0)
+	b = append(b, `,"tool_call_id":`...)
+	b = sjson.AppendEscape(b, id, 0)
+	return append(b, '}')
+}
+
+// assistantJSON encodes the assistant message of a reply (see
+// reply.message): its text, if any or if it calls nothing, and its calls,
+// with the provider's fields of each.
+func assistantJSON(text string, calls []ToolCall, extras map[string]map[string]any) (json.RawMessage, error) {
+	b := make([]byte, 0, len(text)+64)
+	b = append(b, `{"role":"assistant"`...)
+	if text != "" || len(calls) == 0 {
+		b = append(b, `,"content":`...)
+		b = sjson.AppendEscape(b, text, 0)
+	}
+	if len(calls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, c := range calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = sjson.AppendEscape(b, c.ID, 0)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = sjson.AppendEscape(b, c.Name, 0)
+			b = append(b, `,"arguments":`...)
+			b = sjson.AppendEscape(b, c.Arguments, 0)
+			b = append(b, '}')
+			var err error
+			if b, err = appendFields(b, extras[c.ID]); err != nil {
+				return nil, err
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
+}
+
+// appendFields appends the members of an object, in the order of their
+// names, each after a comma.
+func appendFields(b []byte, fields map[string]any) ([]byte, error) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		b = append(b, ',')
+		b = sjson.AppendEscape(b, k, 0)
+		b = append(b, ':')
+		if raw, ok := fields[k].(json.RawMessage); ok {
+			b = append(b, raw...)
+			continue
+		}
+		v, err := json.Marshal(fields[k])
+		if err != nil {
+			return nil, fmt.Errorf("robby: encoding the tool call field %q: %w", k, err)
+		}
+		b = append(b, v...)
+	}
+	return b, nil
 }

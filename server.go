@@ -203,7 +203,7 @@ func (c *core) conversation(body []byte, messages int) (*Agent, runConfig, error
 			return nil, runConfig{}, fmt.Errorf("tool %q has the name of one of the agent's own tools", f.Function.Name)
 		}
 	}
-	conv := newAgent(c, c.initial, c.initRaw)
+	conv := newAgent(c, c.initial)
 	conv.AddMessages(req.Messages...)
 	return conv, runConfig{params: &params, external: req.Tools}, nil
 }

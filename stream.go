@@ -204,9 +204,10 @@ func randomAlnum(n int) string {
 	return string(b)
 }
 
-// message returns the assistant message to keep in the conversation. Its
-// reasoning is left out: providers reject it when it is sent back.
-func (r *reply) message(calls []ToolCall) openai.ChatCompletionMessageParamUnion {
+// message returns the assistant message to keep in the conversation, with
+// its JSON (nil if it could not be encoded here). Its reasoning is left
+// out: providers reject it when it is sent back.
+func (r *reply) message(calls []ToolCall) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
 	var m openai.ChatCompletionAssistantMessageParam
 	if text := r.text.String(); text != "" || len(calls) == 0 {
 		m.Content.OfString = openai.String(text)
@@ -221,7 +222,8 @@ func (r *reply) message(calls []ToolCall) openai.ChatCompletionMessageParamUnion
 		}
 		m.ToolCalls = append(m.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &p})
 	}
-	return openai.ChatCompletionMessageParamUnion{OfAssistant: &m}
+	raw, _ := assistantJSON(r.text.String(), calls, r.extras)
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &m}, raw
 }
 
 // replyOf reads a plain (not streamed) response.

@@ -667,8 +667,10 @@ func TestAssemblerGeminiSignatureOnlyDelta(t *testing.T) {
 	calls := r.toolCalls()
 	require.Equal(t, []ToolCall{{ID: "fc-1", Name: "get_weather", Arguments: `{"city":"Paris"}`}}, calls)
 
-	b, err := json.Marshal(r.message(calls))
+	m, raw := r.message(calls)
+	b, err := json.Marshal(m)
 	require.NoError(t, err)
+	require.JSONEq(t, string(b), string(raw), "robby's JSON of the message is not openai-go's")
 	var msg struct {
 		ToolCalls []struct {
 			ID           string          `json:"id"`
