@@ -59,7 +59,9 @@ type core struct {
 // defaultHTTPClient is shared by the agents built without [WithClient], so
 // that agents created one after another reuse connections. As openai-go does
 // for its own default, it bounds the wait for response headers, not the
-// stream that follows.
+// stream that follows. It keeps up to maxIdleConns idle connections, not
+// Go's default of 2 a host, so that conversations in flight together find
+// theirs again turn after turn instead of opening new ones.
 var defaultHTTPClient = sync.OnceValue(func() *http.Client {
 	t, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
@@ -67,8 +69,13 @@ var defaultHTTPClient = sync.OnceValue(func() *http.Client {
 	}
 	t = t.Clone()
 	t.ResponseHeaderTimeout = 10 * time.Minute
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
 	return &http.Client{Transport: t}
 })
+
+// maxIdleConns bounds the idle connections of the default transport; each
+// costs some 10 KB and closes after 90 s unused.
+const maxIdleConns = 1024
 
 // sharedClient is the openai-go client of the agents built without
 // [WithClient], kept with the environment it was built from.

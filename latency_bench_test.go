@@ -1,6 +1,7 @@
 package robby_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -114,11 +115,15 @@ func BenchmarkStreamLatency(b *testing.B) {
 // history), through robby and with raw openai-go, in one run. robby's
 // conversation was built by earlier turns, as in a real one, so its
 // messages are encoded already; each iteration asks on a clone of it.
-// Both sides send the whole history: the fake server reads it all.
+// Both sides send the whole history: the fake server reads it all. A third
+// side, "http", posts the same request body, built beforehand, with
+// net/http alone: the cost of moving the bytes, which no client avoids.
 func BenchmarkLongConversation(b *testing.B) {
 	reply := []byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	var last atomic.Pointer[[]byte] // the last request body
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		body, _ := io.ReadAll(r.Body)
+		last.Store(&body)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(reply)
 	}))
@@ -161,6 +166,20 @@ func BenchmarkLongConversation(b *testing.B) {
 					b.Fatal(err)
 				}
 				_ = append(msgs, res.Choices[0].Message.ToParam())
+			}
+		})
+		b.Run(fmt.Sprintf("messages=%d/http", n), func(b *testing.B) {
+			body := *last.Load()
+			for b.Loop() {
+				res, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", bytes.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, err = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if err != nil || res.StatusCode != http.StatusOK {
+					b.Fatal(res.Status, err)
+				}
 			}
 		})
 	}
