@@ -40,7 +40,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		}
 		res, err := decodeResponse(body)
 		if err != nil {
-			return nil, err
+			return nil, a.core.requestError(ctx, err, capture)
 		}
 		return replyOf(res)
 	}
@@ -53,6 +53,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 	defer events.Close()
 	r := new(reply)
 	var chunk apiResponse
+	chunks := 0
 	for events.Next() {
 		ev := events.Event()
 		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
@@ -61,6 +62,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		if err := decodeChunk(ev, &chunk); err != nil {
 			return r, a.core.requestError(ctx, err, capture)
 		}
+		chunks++
 		text, reasoning := r.addChunk(&chunk)
 		if text == "" && reasoning == "" {
 			continue
@@ -72,7 +74,11 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 	if err := events.Err(); err != nil {
 		return r, a.core.requestError(ctx, err, capture)
 	}
-	if r.finish == "" {
+	switch {
+	case chunks == 0:
+		// A proxy may answer with a plain response, or a page.
+		return r, fmt.Errorf("%w: no chunk came (Content-Type %q)", ErrIncompleteStream, res.Header.Get("Content-Type"))
+	case r.finish == "":
 		return r, ErrIncompleteStream
 	}
 	return r, nil

@@ -369,6 +369,9 @@ func TestFaultModelGarbage(t *testing.T) {
 			if tc.is != nil {
 				assert.ErrorIs(t, err, tc.is)
 			}
+			if tc.name == "sse/plain JSON reply instead" {
+				assert.ErrorContains(t, err, `no chunk came (Content-Type "application/json")`)
+			}
 			assert.Less(t, elapsed, 2*time.Second)
 			assert.Len(t, srv.Requests(), 1, "a 200 is not retried")
 			faultUnchanged(t, a, before)

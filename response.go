@@ -151,7 +151,7 @@ func (a *arguments) UnmarshalJSON(b []byte) error {
 func decodeResponse(body []byte) (*apiResponse, error) {
 	var r apiResponse
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("robby: chat completion: decoding the response: %w", err)
+		return nil, fmt.Errorf("decoding the response: %w", err)
 	}
 	return &r, nil
 }
@@ -166,7 +166,7 @@ func decodeChunk(ev ssestream.Event, c *apiResponse) error {
 	}
 	*c = apiResponse{}
 	if err := json.Unmarshal(ev.Data, c); err != nil {
-		return fmt.Errorf("robby: chat completion: decoding a chunk: %w", err)
+		return fmt.Errorf("decoding a chunk: %w", err)
 	}
 	return nil
 }
