@@ -612,3 +612,36 @@ func callTool(ctx context.Context, ts *toolset, call ToolCall) (string, error) {
 	}
 	return encodeResult(out)
 }
+
+// FuzzResponse reads a plain response's body as the loop does (decoded,
+// then turned into a reply and an assistant message) and checks that
+// robby's JSON of the message is openai-go's.
+func FuzzResponse(f *testing.F) {
+	for _, body := range []string{
+		`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`,
+		`{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":1}"}},{"id":"call_1","type":"function","function":{"name":"mul","arguments":{"a":2}}}]},"finish_reason":"tool_calls"}]}`,
+		`{"choices":[{"message":{"content":[{"type":"text","text":"parts"}],"reasoning":{"effort":"high"},"reasoning_content":"think","tool_calls":[{"function":{"name":"f","arguments":"{}"},"extra_content":{"google":{"thought_signature":"sig"}},"ID":"x"}]},"finish_reason":"stop"}]}`,
+		`{"choices":[{"message":{"tool_calls":[{"type":"custom","custom":{"name":"c","input":"x"}}]}}]}`,
+		`{"choices":[]}`, `[]`, `{"choices":[{"message":{"content":"\xff\xfe"}}]}`,
+	} {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		res, err := decodeResponse(body)
+		if err != nil {
+			return
+		}
+		r, err := replyOf(res)
+		if err != nil {
+			require.Nil(t, r)
+			return
+		}
+		calls := r.toolCalls()
+		require.Len(t, calls, len(res.Choices[0].Message.ToolCalls))
+		m, raw := r.message(calls)
+		b, err := json.Marshal(m)
+		require.NoError(t, err, "the assistant message does not encode")
+		require.NotNil(t, raw, "robby could not encode the assistant message")
+		require.JSONEq(t, string(b), string(raw), "robby's JSON of the message is not openai-go's")
+	})
+}

@@ -16,7 +16,7 @@ import (
 // which cost six times the time and twenty times the allocations of the
 // chunk's own content.
 
-// A apiResponse is what robby reads of a chat.completion or of a
+// An apiResponse is what robby reads of a chat.completion or of a
 // chat.completion.chunk.
 type apiResponse struct {
 	Choices []apiChoice `json:"choices"`
@@ -74,7 +74,7 @@ func knownToolCallField(name []byte) bool {
 // UnmarshalJSON decodes a tool call, keeping the fields robby does not know.
 func (c *apiToolCall) UnmarshalJSON(b []byte) error {
 	type plain apiToolCall // without this method
-	if err := json.Unmarshal(b, (*plain)(c)); err != nil {
+	if err := decodeExact(b, (*plain)(c)); err != nil {
 		return err
 	}
 	if hasOtherFields(b, knownToolCallField) {
@@ -150,7 +150,7 @@ func (a *arguments) UnmarshalJSON(b []byte) error {
 // decodeResponse decodes a plain response's body.
 func decodeResponse(body []byte) (*apiResponse, error) {
 	var r apiResponse
-	if err := json.Unmarshal(body, &r); err != nil {
+	if err := decodeExact(body, &r); err != nil {
 		return nil, fmt.Errorf("decoding the response: %w", err)
 	}
 	return &r, nil
@@ -165,8 +165,19 @@ func decodeChunk(ev ssestream.Event, c *apiResponse) error {
 		}
 	}
 	*c = apiResponse{}
-	if err := json.Unmarshal(ev.Data, c); err != nil {
+	if err := decodeExact(ev.Data, c); err != nil {
 		return fmt.Errorf("decoding a chunk: %w", err)
 	}
 	return nil
+}
+
+// decodeExact is json.Unmarshal reading struct fields by their exact names,
+// as openai-go does: a provider field that differs from a known one only by
+// case is the provider's own.
+func decodeExact(b []byte, v any) error {
+	rest, err := json.Parse(b, v, json.DontMatchCaseInsensitiveStructFields)
+	if err == nil && len(rest) > 0 {
+		return fmt.Errorf("invalid character %q after top-level value", rest[0])
+	}
+	return err
 }

@@ -783,3 +783,16 @@ func TestAssemblerEmptyDeltasAddNothing(t *testing.T) {
 	assert.Empty(t, r.toolCalls())
 	assert.Empty(t, r.finish)
 }
+
+func TestAssemblerReadsFieldNamesExactly(t *testing.T) {
+	// "ID" and "Function" are not the API's fields: they are the
+	// provider's own, kept and sent back, and the call's own fields win.
+	r, _, _ := assemble(t,
+		`{"tool_calls":[{"index":0,"id":"call_1","ID":"other","type":"function","function":{"name":"f","arguments":"{}"},"Function":{"name":"g"}}]}`,
+	)
+	calls := r.toolCalls()
+	require.Equal(t, []ToolCall{{ID: "call_1", Name: "f", Arguments: "{}"}}, calls)
+	_, raw := r.message(calls)
+	assert.Contains(t, string(raw), `"ID":"other"`)
+	assert.Contains(t, string(raw), `"Function":{"name":"g"}`)
+}
