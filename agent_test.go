@@ -848,3 +848,25 @@ func TestAgentsReuseConnections(t *testing.T) {
 	}
 	assert.Len(t, conns, 1, "connections opened by 5 agents in a row")
 }
+
+// TestWholeNumbersFitIntegerArguments: models write 5.0 or 1e2 for an
+// integer at times; JSON Schema counts them integers, and so does the
+// typed tool. 2.5 stays an error the model reads.
+func TestWholeNumbersFitIntegerArguments(t *testing.T) {
+	srv := newServer(t)
+	srv.Reply(
+		robbytest.ToolCalls(
+			robbytest.Call("add", `{"a":5.0,"b":1e2}`),
+			robbytest.Call("add", `{"a":2.5,"b":1}`),
+			robbytest.Call("add", `{"a":-3.000,"b":3}`),
+		),
+		robbytest.Text("done"),
+	)
+	a := newTestAgent(t, srv, WithTools(addTool))
+	res, err := a.Run(t.Context(), "go")
+	require.NoError(t, err)
+	require.Len(t, res.ToolCalls, 3)
+	assert.Equal(t, "105", res.ToolCalls[0].Output)
+	assert.ErrorIs(t, res.ToolCalls[1].Err, ErrInvalidArguments)
+	assert.Equal(t, "0", res.ToolCalls[2].Output)
+}

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"reflect"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,11 +108,59 @@ type invocation func(context.Context) (any, error)
 func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.RawMessage) (invocation, error) {
 	return func(args json.RawMessage) (invocation, error) {
 		var in In
-		if err := json.Unmarshal(args, &in); err != nil {
+		err := json.Unmarshal(args, &in)
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
+			// JSON Schema counts 5.0 an integer, as models write it
+			// at times; encoding/json does not.
+			if whole, ok := wholeNumbers(args); ok {
+				in = *new(In)
+				err = json.Unmarshal(whole, &in)
+			}
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 		}
 		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
 	}
+}
+
+// wholeNumbers returns args with the numbers that are whole but written
+// with a fraction or an exponent (5.0, 1e3) written as integers, and
+// whether there were any.
+func wholeNumbers(args json.RawMessage) (json.RawMessage, bool) {
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case json.Number:
+			if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 && strings.ContainsAny(string(v), ".eE") {
+				changed = true
+				return json.Number(strconv.FormatInt(int64(f), 10))
+			}
+		case map[string]any:
+			for k, e := range v {
+				v[k] = walk(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
 }
 
 // FuncTool makes a tool of an untyped function, in the name→func style:
