@@ -421,7 +421,11 @@ func TestPortableSchema(t *testing.T) {
 			"mode": {"const": "fast"},
 			"note": {"type": ["string", "null"]},
 			"either": {"oneOf": [{"type": "string"}, {"type": "integer", "exclusiveMinimum": 0}]},
-			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}}
+			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}},
+			"anything": true,
+			"never": false,
+			"none": {"type": "array", "items": false},
+			"some": {"anyOf": [false, {"type": "string"}, true]}
 		},
 		"required": ["unit"]
 	}`), &schema))
@@ -434,7 +438,10 @@ func TestPortableSchema(t *testing.T) {
 			"mode": {"enum": ["fast"]},
 			"note": {"type": "string", "nullable": true},
 			"either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}}
+			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}},
+			"anything": {},
+			"none": {"type": "array", "maxItems": 0},
+			"some": {"anyOf": [{"type": "string"}, {}]}
 		},
 		"required": ["unit"]
 	}`

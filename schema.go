@@ -76,9 +76,12 @@ func portable(s map[string]any, defs map[string]any, depth int, budget *int) (ma
 			list, _ := v.([]any)
 			alts := make([]any, 0, len(list))
 			for _, alt := range list {
-				m, ok := alt.(map[string]any)
+				m, ok := subschema(alt)
 				if !ok {
 					return nil, fmt.Errorf("%s holds a non-schema", k)
+				}
+				if m == nil {
+					continue // false: an alternative nothing matches
 				}
 				p, err := portable(m, defs, depth+1, budget)
 				if err != nil {
@@ -88,9 +91,13 @@ func portable(s map[string]any, defs map[string]any, depth int, budget *int) (ma
 			}
 			out["anyOf"] = alts
 		case "items":
-			m, ok := v.(map[string]any)
+			m, ok := subschema(v)
 			if !ok {
 				continue // tuple forms have no portable spelling
+			}
+			if m == nil {
+				out["maxItems"] = 0 // false: no item matches
+				continue
 			}
 			p, err := portable(m, defs, depth+1, budget)
 			if err != nil {
@@ -101,9 +108,12 @@ func portable(s map[string]any, defs map[string]any, depth int, budget *int) (ma
 			props, _ := v.(map[string]any)
 			pout := make(map[string]any, len(props))
 			for name, ps := range props {
-				m, ok := ps.(map[string]any)
+				m, ok := subschema(ps)
 				if !ok {
 					return nil, fmt.Errorf("property %q is not a schema", name)
+				}
+				if m == nil {
+					continue // false: a property that must not be given
 				}
 				p, err := portable(m, defs, depth+1, budget)
 				if err != nil {
@@ -144,4 +154,20 @@ func portable(s map[string]any, defs map[string]any, depth int, budget *int) (ma
 		out["enum"] = []any{v}
 	}
 	return out, nil
+}
+
+// subschema reads a schema where one is expected, boolean forms included:
+// true, which anything matches, reads as {}; false, which nothing matches,
+// as nil. ok is false for a value that is no schema.
+func subschema(v any) (m map[string]any, ok bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		return v, true
+	case bool:
+		if v {
+			return map[string]any{}, true
+		}
+		return nil, true
+	}
+	return nil, false
 }
