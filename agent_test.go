@@ -870,3 +870,21 @@ func TestWholeNumbersFitIntegerArguments(t *testing.T) {
 	assert.ErrorIs(t, res.ToolCalls[1].Err, ErrInvalidArguments)
 	assert.Equal(t, "0", res.ToolCalls[2].Output)
 }
+
+// TestDefaultClientFollowsEnvironment: agents share one default openai-go
+// client, which reads OPENAI_BASE_URL when built; an agent built after the
+// variable changed uses the new value.
+func TestDefaultClientFollowsEnvironment(t *testing.T) {
+	for i := range 2 {
+		srv := newServer(t)
+		srv.Reply(robbytest.Text(fmt.Sprint("answer ", i)))
+		t.Setenv("OPENAI_BASE_URL", srv.URL)
+		a, err := New(WithAPIKey(""), WithModel("m"))
+		require.NoError(t, err)
+		res, err := a.Run(t.Context(), "hi")
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprint("answer ", i), res.Text)
+		assert.Len(t, srv.Requests(), 1)
+		require.NoError(t, a.Close())
+	}
+}
