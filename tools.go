@@ -30,7 +30,6 @@ type Tool struct {
 	name        string
 	description string
 	params      shared.FunctionParameters                      // the JSON Schema sent to the model
-	paramsJSON  json.RawMessage                                // params encoded
 	schema      *jsonschema.Resolved                           // validates arguments before the call
 	bind        func(args json.RawMessage) (invocation, error) // decodes the arguments of a call
 	// honorsContext marks a call known to return when its context ends
@@ -60,7 +59,7 @@ func (t Tool) Parameters() map[string]any { return t.params }
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
 	t := Tool{name: name, description: description}
 	s := schemaOf(reflect.TypeFor[In]())
-	t.params, t.paramsJSON, t.schema, t.err = s.params, s.raw, s.resolved, s.err
+	t.params, t.schema, t.err = s.params, s.resolved, s.err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
@@ -72,7 +71,6 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 // uses it.
 type compiledSchema struct {
 	params   shared.FunctionParameters
-	raw      json.RawMessage // params encoded, for the requests
 	resolved *jsonschema.Resolved
 	err      error
 }
@@ -182,7 +180,7 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 		return t
 	}
 	c := compileSchema(&schema)
-	t.params, t.paramsJSON, t.schema, t.err = c.params, c.raw, c.resolved, c.err
+	t.params, t.schema, t.err = c.params, c.resolved, c.err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
@@ -205,7 +203,7 @@ func compileSchema(s *jsonschema.Schema) *compiledSchema {
 	if err := json.Unmarshal(raw, &params); err != nil {
 		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
 	}
-	return &compiledSchema{params: params, raw: raw, resolved: resolved}
+	return &compiledSchema{params: params, resolved: resolved}
 }
 
 func encodeResult(v any) (string, error) {
@@ -325,8 +323,7 @@ type toolset struct {
 	*callPolicy
 	byName map[string]*Tool
 	names  []string // sorted, for messages to the model
-	params []openai.ChatCompletionToolUnionParam
-	raw    []json.RawMessage // params encoded
+	raw    []json.RawMessage // the tools' definitions, encoded for the requests
 }
 
 // callPolicy is how an agent runs tool calls.
@@ -340,6 +337,7 @@ type callPolicy struct {
 
 func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 	ts := &toolset{callPolicy: policy, byName: make(map[string]*Tool, len(tools))}
+	defs := make([]openai.ChatCompletionToolUnionParam, 0, len(tools))
 	for i := range tools {
 		t := &tools[i]
 		switch {
@@ -358,11 +356,11 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 		if t.description != "" {
 			def.Description = openai.String(t.description)
 		}
-		ts.params = append(ts.params, openai.ChatCompletionFunctionTool(def))
+		defs = append(defs, openai.ChatCompletionFunctionTool(def))
 	}
 	slices.Sort(ts.names)
 	var err error
-	ts.raw, err = encodeTools(ts.params)
+	ts.raw, err = encodeTools(defs)
 	return ts, err
 }
 
