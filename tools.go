@@ -322,7 +322,7 @@ func (b *toolbox) close() error {
 type toolset struct {
 	*callPolicy
 	byName map[string]*Tool
-	names  []string // sorted, for messages to the model
+	names  []string          // sorted, for messages to the model
 	raw    []json.RawMessage // the tools' definitions, encoded for the requests
 }
 
