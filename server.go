@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -212,6 +215,8 @@ func (c *core) conversation(body []byte, messages int) (*Agent, runConfig, error
 var serverOwned = []string{"model", "messages", "tools", "stream", "stream_options", "n"}
 
 // requestParams lays the client's request parameters over the agent's.
+// Parameters openai-go has no field for (a provider's own, such as top_k)
+// are kept; one of a known name that does not fit its field is refused.
 func (c *core) requestParams(body []byte) (openai.ChatCompletionNewParams, error) {
 	base, err := json.Marshal(c.params)
 	if err != nil {
@@ -238,5 +243,48 @@ func (c *core) requestParams(body []byte) (openai.ChatCompletionNewParams, error
 		return openai.ChatCompletionNewParams{}, fmt.Errorf("invalid request parameters: %v", err)
 	}
 	p.Model = c.params.Model
-	return p, nil
+	return p, keepUnread(&p, merged)
 }
+
+// keepUnread checks that every parameter survived decoding into p, which
+// drops both unknown names and values of the wrong type: the first are
+// kept as extra fields, the second refused.
+func keepUnread(p *openai.ChatCompletionNewParams, params map[string]json.RawMessage) error {
+	b, err := p.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("invalid request parameters: %v", err)
+	}
+	var read map[string]json.RawMessage
+	if err := json.Unmarshal(b, &read); err != nil {
+		return err
+	}
+	extra := map[string]any{}
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if _, ok := read[k]; ok || slices.Contains(serverOwned, k) || string(params[k]) == "null" {
+			continue
+		}
+		switch {
+		case k == "":
+			return errors.New("invalid request parameters: a parameter has no name")
+		case paramNames()[k]:
+			return fmt.Errorf("invalid request parameters: %q is not of the type the API defines: %s", k, params[k])
+		}
+		extra[k] = params[k]
+	}
+	if len(extra) > 0 {
+		p.SetExtraFields(extra)
+	}
+	return nil
+}
+
+// paramNames are the names of the request parameters openai-go knows.
+var paramNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeFor[openai.ChatCompletionNewParams]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+})

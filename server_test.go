@@ -328,3 +328,31 @@ func TestServerManyConversations(t *testing.T) {
 		assert.Len(t, req.Messages, 2, "a conversation saw another's messages")
 	}
 }
+
+func TestServerKeepsProviderParametersAndRefusesMistypedOnes(t *testing.T) {
+	upstream := newServer(t)
+	upstream.Reply(robbytest.Text("ok"))
+	agentParams := openai.ChatCompletionNewParams{}
+	agentParams.SetExtraFields(map[string]any{"repetition_penalty": 1.1})
+	_, hs := serve(t, upstream, nil, WithParams(agentParams))
+	post := func(body string) (int, string) {
+		res, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+
+	status, body := post(`{"model":"robby","messages":[{"role":"user","content":"hi"}],"top_k":40,"min_p":0.05,"temperature":null}`)
+	require.Equal(t, http.StatusOK, status, body)
+	var sent map[string]any
+	require.NoError(t, json.Unmarshal(upstream.Requests()[0].Body, &sent))
+	assert.EqualValues(t, 40, sent["top_k"], "a provider's own parameter from the client")
+	assert.EqualValues(t, 0.05, sent["min_p"])
+	assert.EqualValues(t, 1.1, sent["repetition_penalty"], "a provider's own parameter of the agent")
+
+	status, body = post(`{"model":"robby","messages":[{"role":"user","content":"hi"}],"temperature":"hot"}`)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, body, `\"temperature\" is not of the type the API defines`)
+	assert.Len(t, upstream.Requests(), 1, "a refused request goes nowhere")
+}
