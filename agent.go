@@ -181,7 +181,10 @@ func requestOptions(cfg *config) []option.RequestOption {
 		opts = append(opts, option.WithAPIKey(*cfg.apiKey))
 	}
 	opts = append(opts, cfg.requestOptions...)
-	return append(opts, option.WithMiddleware(captureErrors))
+	// Requests go out through Client.Post, which would fall back on an
+	// admin key (OPENAI_ADMIN_KEY) when no API key is set; chat
+	// completions never take one.
+	return append(opts, option.WithAdminAPIKey(""), option.WithMiddleware(captureErrors))
 }
 
 // Clone returns an agent that shares a's client, configuration and tools

@@ -888,3 +888,24 @@ func TestDefaultClientFollowsEnvironment(t *testing.T) {
 		require.NoError(t, a.Close())
 	}
 }
+
+// TestAdminKeyIsNotSentForChat: an OpenAI admin key in the environment is
+// for the administration API; chat completions never send it, with or
+// without an API key.
+func TestAdminKeyIsNotSentForChat(t *testing.T) {
+	t.Setenv("OPENAI_ADMIN_KEY", "admin-secret")
+	for _, key := range []string{"", "sk-test"} {
+		srv := newServer(t)
+		srv.Reply(robbytest.Text("ok"))
+		a, err := New(WithBaseURL(srv.URL), WithAPIKey(key), WithModel("m"))
+		require.NoError(t, err)
+		_, err = a.Run(t.Context(), "hi")
+		require.NoError(t, err)
+		got := srv.Requests()[0].Header.Get("Authorization")
+		assert.NotContains(t, got, "admin-secret")
+		if key != "" {
+			assert.Equal(t, "Bearer "+key, got)
+		}
+		require.NoError(t, a.Close())
+	}
+}
