@@ -27,12 +27,7 @@ import (
 	"strings"
 
 	"github.com/robby-go/robby"
-)
-
-// Docker Model Runner's endpoint, for programs on the host, and its model.
-const (
-	defaultBaseURL = "http://localhost:12434/engines/v1"
-	defaultModel   = "ai/qwen2.5"
+	"github.com/robby-go/robby/examples/internal/endpoint"
 )
 
 const defaultPrompt = "Write a haiku about Go in haiku.txt, then read the file back and tell me what it says."
@@ -63,9 +58,9 @@ func run(ctx context.Context, config, prompt string) error {
 		return err
 	}
 	agent, err := robby.New(
-		robby.WithBaseURL(getenv("OPENAI_BASE_URL", defaultBaseURL)),
+		robby.WithBaseURL(endpoint.BaseURL()),
 		robby.WithAPIKey(os.Getenv("OPENAI_API_KEY")),
-		robby.WithModel(getenv("ROBBY_MODEL", defaultModel)),
+		robby.WithModel(endpoint.Model()),
 		robby.WithSystem("You are a helpful assistant. Use the tools you are given."),
 		robby.WithMCP(servers...),
 		robby.WithFinalAnswer(),
@@ -127,11 +122,4 @@ func firstLine(s string) string {
 		return s[:100] + "…"
 	}
 	return s
-}
-
-func getenv(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }
