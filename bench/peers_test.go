@@ -478,86 +478,75 @@ func langchainStream(tb testing.TB, ctx context.Context, e *agents.Executor) {
 
 // --- the benchmark ---
 
-func BenchmarkPeers(b *testing.B) {
-	ctx := context.Background()
-	srv := newFakeServer(b)
-	calls.Store(0)
+// A peer is one framework's two benchmarks: its agent built inside each
+// iteration, and built once and reused.
+type peer struct {
+	name          string
+	fresh, reused func(*testing.B)
+}
 
+// newPeer makes a peer of build, which makes an agent, and run, which holds
+// the conversation with it; reset, if not nil, clears a reused agent's
+// memory before each run. Each benchmark starts with the tool-run counter
+// at zero.
+func newPeer[A any](name string, build func(testing.TB) A, reset func(A), run func(testing.TB, context.Context, A)) peer {
+	ctx := context.Background()
+	return peer{
+		name: name,
+		fresh: func(b *testing.B) {
+			calls.Store(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				run(b, ctx, build(b))
+			}
+		},
+		reused: func(b *testing.B) {
+			a := build(b)
+			calls.Store(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				if reset != nil {
+					reset(a)
+				}
+				run(b, ctx, a)
+			}
+		},
+	}
+}
+
+func BenchmarkPeers(b *testing.B) {
+	srv := newFakeServer(b)
+	url := srv.URL
+	robbyAgent := func(tb testing.TB) *robby.Agent { return newRobby(tb, url) }
+	rawAgent := func(testing.TB) *rawAgent { return newRaw(url) }
+	einoAgent := func(tb testing.TB) *react.Agent { return newEino(tb, context.Background(), url) }
+	langchainAgent := func(tb testing.TB) *agents.Executor { return newLangchain(tb, url) }
 	for _, mode := range []struct {
-		name      string
-		robby     func(testing.TB, context.Context, *robby.Agent)
-		raw       func(testing.TB, context.Context, *rawAgent)
-		eino      func(testing.TB, context.Context, *react.Agent)
-		langchain func(testing.TB, context.Context, *agents.Executor)
+		name  string
+		peers []peer
 	}{
-		{"sync", robbySync, rawSync, einoSync, langchainSync},
-		{"stream", robbyStream, rawStream, einoStream, langchainStream},
+		{"sync", []peer{
+			newPeer("robby", robbyAgent, (*robby.Agent).Reset, robbySync),
+			newPeer("openai-go", rawAgent, nil, rawSync),
+			newPeer("eino", einoAgent, nil, einoSync),
+			newPeer("langchaingo", langchainAgent, nil, langchainSync),
+		}},
+		{"stream", []peer{
+			newPeer("robby", robbyAgent, (*robby.Agent).Reset, robbyStream),
+			newPeer("openai-go", rawAgent, nil, rawStream),
+			newPeer("eino", einoAgent, nil, einoStream),
+			newPeer("langchaingo", langchainAgent, nil, langchainStream),
+		}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
-			// Built inside each iteration. Each sub-benchmark starts with
-			// the tool-run counter at zero (calls.Store(0)).
-			b.Run("robby", func(b *testing.B) {
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					mode.robby(b, ctx, newRobby(b, srv.URL))
-				}
-			})
-			b.Run("openai-go", func(b *testing.B) {
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					mode.raw(b, ctx, newRaw(srv.URL))
-				}
-			})
-			b.Run("eino", func(b *testing.B) {
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					mode.eino(b, ctx, newEino(b, ctx, srv.URL))
-				}
-			})
-			b.Run("langchaingo", func(b *testing.B) {
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					mode.langchain(b, ctx, newLangchain(b, srv.URL))
-				}
-			})
-			// Built once and reused.
-			b.Run("robby-reuse", func(b *testing.B) {
-				a := newRobby(b, srv.URL)
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					a.Reset()
-					mode.robby(b, ctx, a)
-				}
-			})
-			b.Run("openai-go-reuse", func(b *testing.B) {
-				r := newRaw(srv.URL)
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					mode.raw(b, ctx, r)
-				}
-			})
-			b.Run("eino-reuse", func(b *testing.B) {
-				a := newEino(b, ctx, srv.URL)
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					mode.eino(b, ctx, a)
-				}
-			})
-			b.Run("langchaingo-reuse", func(b *testing.B) {
-				e := newLangchain(b, srv.URL)
-				calls.Store(0)
-				b.ReportAllocs()
-				for b.Loop() {
-					mode.langchain(b, ctx, e)
-				}
-			})
+			for _, p := range mode.peers {
+				b.Run(p.name, p.fresh)
+			}
+			// eino's agent and langchaingo's executor hold no history;
+			// robby's is reset; openai-go reuses its client.
+			for _, p := range mode.peers {
+				b.Run(p.name+"-reuse", p.reused)
+			}
 		})
 	}
 }
