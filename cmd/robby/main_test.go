@@ -72,18 +72,7 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 		}
 		return m != nil
 	}, 5*time.Second, 10*time.Millisecond)
-	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("tok"), option.WithMaxRetries(0))
-	s := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: "agent",
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
-	var text strings.Builder
-	for s.Next() {
-		for _, ch := range s.Current().Choices {
-			text.WriteString(ch.Delta.Content)
-		}
-	}
-	require.NoError(t, s.Err())
-	s.Close()
-	assert.Equal(t, "served answer", text.String())
+	assert.Equal(t, "served answer", streamFrom(t, base, "tok", "hi"))
 
 	cancel()
 	select {
@@ -93,6 +82,24 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 	assert.Contains(t, stderr.String(), "shutting down")
+}
+
+// streamFrom asks the model "agent" of a served endpoint for prompt,
+// streamed, with the openai-go client, and returns the answer's text.
+func streamFrom(t *testing.T, base, key, prompt string) string {
+	t.Helper()
+	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey(key), option.WithMaxRetries(0))
+	s := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: "agent",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}})
+	defer s.Close()
+	var text strings.Builder
+	for s.Next() {
+		for _, ch := range s.Current().Choices {
+			text.WriteString(ch.Delta.Content)
+		}
+	}
+	require.NoError(t, s.Err())
+	return text.String()
 }
 
 func TestCommandErrors(t *testing.T) {

@@ -5,11 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,17 +49,6 @@ func TestServeWithMCPTools(t *testing.T) {
 	)
 
 	base, _ := serveInProcess(t, "-base-url", srv.URL, "-model", "agent", "-mcp", config)
-	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("none"), option.WithMaxRetries(0))
-	s := client.Chat.Completions.NewStreaming(t.Context(), openai.ChatCompletionNewParams{Model: "agent",
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("echo something")}})
-	var text strings.Builder
-	for s.Next() {
-		for _, ch := range s.Current().Choices {
-			text.WriteString(ch.Delta.Content)
-		}
-	}
-	require.NoError(t, s.Err())
-	s.Close()
-	assert.Equal(t, "The server said: Echo: ping from the model", text.String())
+	assert.Equal(t, "The server said: Echo: ping from the model", streamFrom(t, base, "none", "echo something"))
 	assert.Contains(t, srv.Requests()[0].Tools, "echo", "the MCP server's tools are offered")
 }
