@@ -29,7 +29,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		}
 		req.head = head
 	}
-	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", req.model),
+	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", a.core.params.Model),
 		slog.Int("messages", len(req.history)+len(req.pending)), slog.Int("tools", len(req.tools)+len(req.external)),
 		slog.Bool("stream", req.stream))
 	ctx, capture := withCapture(ctx)
@@ -104,7 +104,7 @@ func (a *Agent) request(tools []json.RawMessage) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &request{model: a.core.params.Model, history: history, tools: tools}, nil
+	return &request{history: history, tools: tools}, nil
 }
 
 // ChatCompletion asks the model to answer the conversation, without tools,

@@ -17,7 +17,6 @@ import (
 
 // A request is one chat-completion request, from its encoded parts.
 type request struct {
-	model    string            // for the logs
 	head     []byte            // the parameters: a JSON object without its closing brace
 	history  []json.RawMessage // the conversation
 	pending  []json.RawMessage // messages sent with it, not in it yet

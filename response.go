@@ -77,34 +77,34 @@ func (c *apiToolCall) UnmarshalJSON(b []byte) error {
 	if err := decodeExact(b, (*plain)(c)); err != nil {
 		return err
 	}
-	if hasOtherFields(b, knownToolCallField) {
-		c.extra = otherFields(b, knownToolCallField)
+	if hasOtherFields(b) {
+		c.extra = otherFields(b)
 	}
 	return nil
 }
 
-// hasOtherFields reports whether a JSON object has fields that known does
-// not accept, without allocating.
-func hasOtherFields(obj []byte, known func([]byte) bool) bool {
+// hasOtherFields reports whether a tool call has fields robby does not
+// know, without decoding them.
+func hasOtherFields(obj []byte) bool {
 	t := json.NewTokenizer(obj)
 	for t.Next() {
-		if t.IsKey && t.Depth == 1 && !known(bytes.Trim(t.Value, `"`)) {
+		if t.IsKey && t.Depth == 1 && !knownToolCallField(bytes.Trim(t.Value, `"`)) {
 			return true
 		}
 	}
 	return false
 }
 
-// otherFields returns the fields of a JSON object that known does not
-// accept, null ones left out.
-func otherFields(obj []byte, known func([]byte) bool) map[string]any {
+// otherFields returns the fields of a tool call robby does not know, null
+// ones left out.
+func otherFields(obj []byte) map[string]any {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(obj, &fields) != nil {
 		return nil
 	}
 	var extra map[string]any
 	for k, v := range fields {
-		if k == "" || known([]byte(k)) || string(v) == "null" {
+		if k == "" || knownToolCallField([]byte(k)) || string(v) == "null" {
 			continue
 		}
 		if extra == nil {
