@@ -1,0 +1,297 @@
+// Package pgstore is a [robby.Store] in PostgreSQL, through
+// github.com/jackc/pgx/v5, for servers whose replicas share
+// conversations.
+//
+// [Open] creates the store's tables, or migrates them to this version's
+// schema, itself; replicas starting together take turns (an advisory
+// lock). The tables are named robby_store_*, so the database can hold an
+// application's own beside them. Messages are kept in a json column, as
+// they were given, so they can be queried with PostgreSQL's JSON operators.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/convstore"
+)
+
+// A Store is a [robby.Store] in a PostgreSQL database. It is safe for
+// concurrent use, and any number of processes may share the database.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+var _ robby.Store = (*Store)(nil)
+
+// Open connects to the database that connString names (a URL or key=value
+// string, as pgx takes: "postgres://user@host/db"), sets up the store's
+// tables and returns the store. Close it when done.
+func Open(ctx context.Context, connString string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, connString)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("pgstore: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the store's connections.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// migrations bring the schema from version i to i+1.
+var migrations = []string{`
+CREATE TABLE robby_store_conversations (
+	user_id  text NOT NULL,
+	id       text NOT NULL,
+	title    text NOT NULL,
+	messages bigint NOT NULL,
+	created  timestamptz NOT NULL,
+	updated  timestamptz NOT NULL,
+	PRIMARY KEY (user_id, id)
+);
+CREATE INDEX robby_store_conversations_by_update ON robby_store_conversations (user_id, updated DESC, id DESC);
+CREATE TABLE robby_store_messages (
+	user_id         text NOT NULL,
+	conversation_id text NOT NULL,
+	seq             bigint NOT NULL,
+	chat            json,
+	error           text,
+	created         timestamptz NOT NULL,
+	PRIMARY KEY (user_id, conversation_id, seq),
+	FOREIGN KEY (user_id, conversation_id) REFERENCES robby_store_conversations ON DELETE CASCADE
+);`}
+
+// migrationLock is the advisory lock key of schema changes: "robbystr".
+const migrationLock = 0x726f626279737472
+
+func (s *Store) migrate(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+			return err
+		}
+		return convstore.Migrate(ctx, migrations,
+			func(ctx context.Context, stmt string) error {
+				_, err := tx.Exec(ctx, stmt)
+				return err
+			},
+			func(ctx context.Context, query string) (v int, err error) {
+				err = tx.QueryRow(ctx, query).Scan(&v)
+				return v, err
+			})
+	})
+}
+
+// wrap gives an error the package's prefix, keeping the store's own
+// errors recognizable.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("pgstore: %w", err)
+}
+
+const conversationColumns = `id, user_id, title, messages, created, updated`
+
+func scanConversation(row pgx.Row) (robby.Conversation, error) {
+	var c robby.Conversation
+	err := row.Scan(&c.ID, &c.User, &c.Title, &c.Messages, &c.Created, &c.Updated)
+	c.Created, c.Updated = c.Created.UTC(), c.Updated.UTC()
+	return c, err
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Create implements [robby.Store].
+func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Conversation, error) {
+	if c.ID == "" {
+		c.ID = convstore.NewID()
+	}
+	c.Messages = 0
+	c.Created = convstore.Now()
+	c.Updated = c.Created
+	if err := insertConversation(ctx, s.pool, c); err != nil {
+		return robby.Conversation{}, wrap(err)
+	}
+	return c, nil
+}
+
+func insertConversation(ctx context.Context, q querier, c robby.Conversation) error {
+	tag, err := q.Exec(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+		c.ID, c.User, c.Title, c.Messages, c.Created, c.Updated)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
+	}
+	return err
+}
+
+func getConversation(ctx context.Context, q querier, user, id, lock string) (robby.Conversation, error) {
+	c, err := scanConversation(q.QueryRow(ctx, `SELECT `+conversationColumns+`
+		FROM robby_store_conversations WHERE user_id = $1 AND id = $2 `+lock, user, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+	}
+	return c, err
+}
+
+// Load implements [robby.Store]. It reads from one snapshot, so the
+// messages are those the conversation counts.
+func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
+	var c robby.Conversation
+	var msgs []robby.Message
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		if c, err = getConversation(ctx, tx, user, id, ""); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT seq, chat, error, created FROM robby_store_messages
+			WHERE user_id = $1 AND conversation_id = $2 ORDER BY seq`, user, id)
+		if err != nil {
+			return err
+		}
+		msgs = make([]robby.Message, 0, c.Messages)
+		var m robby.Message
+		var errText *string
+		_, err = pgx.ForEachRow(rows, []any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Created}, func() error {
+			if errText != nil {
+				m.Error = *errText
+			}
+			m.Created = m.Created.UTC()
+			msgs = append(msgs, m)
+			m = robby.Message{}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return robby.Conversation{}, nil, wrap(err)
+	}
+	return c, msgs, nil
+}
+
+// Append implements [robby.Store]: one statement counts the messages and
+// inserts them, if the conversation holds after.
+func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
+	if err := convstore.CheckMessages(msgs); err != nil {
+		return wrap(err)
+	}
+	chats, errs := make([]*string, len(msgs)), make([]*string, len(msgs))
+	for i, m := range msgs {
+		if m.Chat != nil {
+			chat := string(m.Chat)
+			chats[i] = &chat
+		} else {
+			errs[i] = &msgs[i].Error
+		}
+	}
+	tag, err := s.pool.Exec(ctx, `WITH c AS (
+			UPDATE robby_store_conversations SET messages = messages + $4, updated = $5
+			WHERE user_id = $1 AND id = $2 AND messages = $3 RETURNING 1
+		)
+		INSERT INTO robby_store_messages (user_id, conversation_id, seq, chat, error, created)
+		SELECT $1, $2, $3 + m.ord, m.chat::json, m.error, $5
+		FROM c, unnest($6::text[], $7::text[]) WITH ORDINALITY AS m(chat, error, ord)`,
+		user, id, after, len(msgs), convstore.Now(), chats, errs)
+	if err != nil {
+		return wrap(err)
+	}
+	if tag.RowsAffected() == int64(len(msgs)) && len(msgs) > 0 {
+		return nil
+	}
+	c, err := getConversation(ctx, s.pool, user, id, "")
+	if err == nil && c.Messages != after {
+		err = fmt.Errorf("%q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
+	}
+	return wrap(err)
+}
+
+// List implements [robby.Store].
+func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) ([]robby.Conversation, string, error) {
+	cur, ok, err := convstore.DecodeCursor(opts.Cursor)
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	limit := convstore.Limit(opts.Limit)
+	var rows pgx.Rows
+	if ok {
+		rows, err = s.pool.Query(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
+			WHERE user_id = $1 AND (updated, id) < ($2, $3) ORDER BY updated DESC, id DESC LIMIT $4`,
+			user, cur.Updated, cur.ID, limit+1)
+	} else {
+		rows, err = s.pool.Query(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
+			WHERE user_id = $1 ORDER BY updated DESC, id DESC LIMIT $2`, user, limit+1)
+	}
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (robby.Conversation, error) {
+		return scanConversation(row)
+	})
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	page, next := convstore.Page(page, limit)
+	return page, next, nil
+}
+
+// SetTitle implements [robby.Store].
+func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE robby_store_conversations SET title = $3, updated = $4
+		WHERE user_id = $1 AND id = $2`, user, id, title, convstore.Now())
+	if err == nil && tag.RowsAffected() == 0 {
+		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+	}
+	return wrap(err)
+}
+
+// Fork implements [robby.Store].
+func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
+	var fork robby.Conversation
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		src, err := getConversation(ctx, tx, user, id, "FOR SHARE")
+		if err != nil {
+			return err
+		}
+		if fork, err = convstore.Fork(src, n); err != nil {
+			return err
+		}
+		if err := insertConversation(ctx, tx, fork); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO robby_store_messages (user_id, conversation_id, seq, chat, error, created)
+			SELECT user_id, $1, seq, chat, error, created FROM robby_store_messages
+			WHERE user_id = $2 AND conversation_id = $3 AND seq <= $4`, fork.ID, user, id, n)
+		return err
+	})
+	if err != nil {
+		return robby.Conversation{}, wrap(err)
+	}
+	return fork, nil
+}
+
+// Delete implements [robby.Store]; the messages go with the conversation.
+func (s *Store) Delete(ctx context.Context, user, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM robby_store_conversations WHERE user_id = $1 AND id = $2`, user, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+	}
+	return wrap(err)
+}

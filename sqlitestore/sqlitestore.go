@@ -1,0 +1,389 @@
+// Package sqlitestore is a [robby.Store] in one SQLite file, through the
+// pure Go driver modernc.org/sqlite (no cgo).
+//
+// The file is in WAL mode: readers never wait for the writer. Writes of
+// one process go through one connection, in turn; writes of several
+// processes sharing the file wait for each other (a busy timeout, then
+// retries until the context ends), so "database is locked" never reaches
+// the caller. Every commit is synced to disk (synchronous=FULL): a message
+// that Append stored survives a crash of the process or of the machine.
+//
+// The store's tables are named robby_store_*; other parts of an
+// application (robby's knowledge base among them) may keep their own
+// tables in the same file.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"time"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/convstore"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// A Store is a [robby.Store] in a SQLite file. It is safe for concurrent
+// use, and several processes may open the same file.
+type Store struct {
+	write *sql.DB // one connection: this process's writes, in turn
+	read  *sql.DB
+}
+
+var _ robby.Store = (*Store)(nil)
+
+// busyTimeout is how long SQLite itself waits for another process's write
+// before a statement returns SQLITE_BUSY, which [Store] then retries.
+const busyTimeout = 5 * time.Second
+
+// Open opens the store in the SQLite file at path, creating the file and
+// the store's tables, or migrating them to this version's schema, as
+// needed. Close it when done.
+func Open(ctx context.Context, path string) (*Store, error) {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Set("_txlock", "immediate") // take the write lock at BEGIN, not midway
+	write, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetConnMaxIdleTime(0)
+	q.Del("_txlock")
+	q.Add("_pragma", "query_only(1)")
+	read, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlitestore: %w", err)
+	}
+	s := &Store{write: write, read: read}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	return errors.Join(s.write.Close(), s.read.Close())
+}
+
+// migrations bring the schema from version i to i+1.
+var migrations = []string{`
+CREATE TABLE robby_store_conversations (
+	user_id  TEXT NOT NULL,
+	id       TEXT NOT NULL,
+	title    TEXT NOT NULL,
+	messages INTEGER NOT NULL,
+	created  INTEGER NOT NULL, -- Unix microseconds
+	updated  INTEGER NOT NULL,
+	PRIMARY KEY (user_id, id)
+);
+CREATE INDEX robby_store_conversations_by_update ON robby_store_conversations (user_id, updated DESC, id DESC);
+CREATE TABLE robby_store_messages (
+	user_id         TEXT NOT NULL,
+	conversation_id TEXT NOT NULL,
+	seq             INTEGER NOT NULL,
+	chat            BLOB,
+	error           TEXT,
+	created         INTEGER NOT NULL,
+	PRIMARY KEY (user_id, conversation_id, seq)
+);`}
+
+// migrate creates the tables or brings them to the current version.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		return convstore.Migrate(ctx, migrations,
+			func(ctx context.Context, stmt string) error {
+				_, err := tx.ExecContext(ctx, stmt)
+				return err
+			},
+			func(ctx context.Context, query string) (v int, err error) {
+				err = tx.QueryRowContext(ctx, query).Scan(&v)
+				return v, err
+			})
+	})
+}
+
+// inTx runs f in a write transaction, again while another process holds
+// the database, until the context ends.
+func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := s.tryTx(ctx, f)
+		if !isBusy(err) {
+			return err
+		}
+		backoff := min(time.Millisecond<<min(attempt, 7), 100*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the database: %w", context.Cause(ctx))
+		case <-time.After(backoff/2 + rand.N(backoff)):
+		}
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// isBusy reports an error that goes away by waiting: another process
+// writes.
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
+}
+
+// wrap gives an error the package's prefix, keeping the store's own
+// errors recognizable.
+func wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("sqlitestore: %w", err)
+}
+
+const conversationColumns = `id, user_id, title, messages, created, updated`
+
+func scanConversation(row interface{ Scan(...any) error }) (robby.Conversation, error) {
+	var c robby.Conversation
+	var created, updated int64
+	err := row.Scan(&c.ID, &c.User, &c.Title, &c.Messages, &created, &updated)
+	c.Created, c.Updated = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	return c, err
+}
+
+// Create implements [robby.Store].
+func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Conversation, error) {
+	if c.ID == "" {
+		c.ID = convstore.NewID()
+	}
+	c.Messages = 0
+	c.Created = convstore.Now()
+	c.Updated = c.Created
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return insertConversation(ctx, tx, c) })
+	if err != nil {
+		return robby.Conversation{}, wrap(err)
+	}
+	return c, nil
+}
+
+func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		c.ID, c.User, c.Title, c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro())
+	if err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT changes()`).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
+	}
+	return nil
+}
+
+// Load implements [robby.Store]. It reads in one transaction, so the
+// messages are those the conversation counts.
+func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return robby.Conversation{}, nil, wrap(err)
+	}
+	defer tx.Rollback()
+	c, err := getConversation(ctx, tx, user, id)
+	if err != nil {
+		return robby.Conversation{}, nil, wrap(err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT seq, chat, error, created FROM robby_store_messages
+		WHERE user_id = ? AND conversation_id = ? ORDER BY seq`, user, id)
+	if err != nil {
+		return robby.Conversation{}, nil, wrap(err)
+	}
+	defer rows.Close()
+	msgs := make([]robby.Message, 0, c.Messages)
+	for rows.Next() {
+		var m robby.Message
+		var errText sql.NullString
+		var created int64
+		if err := rows.Scan(&m.Seq, (*[]byte)(&m.Chat), &errText, &created); err != nil {
+			return robby.Conversation{}, nil, wrap(err)
+		}
+		m.Error, m.Created = errText.String, time.UnixMicro(created).UTC()
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return robby.Conversation{}, nil, wrap(err)
+	}
+	return c, msgs, nil
+}
+
+func getConversation(ctx context.Context, tx *sql.Tx, user, id string) (robby.Conversation, error) {
+	c, err := scanConversation(tx.QueryRowContext(ctx, `SELECT `+conversationColumns+`
+		FROM robby_store_conversations WHERE user_id = ? AND id = ?`, user, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+	}
+	return c, err
+}
+
+// Append implements [robby.Store].
+func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
+	if err := convstore.CheckMessages(msgs); err != nil {
+		return wrap(err)
+	}
+	now := convstore.Now()
+	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := touch(ctx, tx, user, id, after, int64(len(msgs)), now); err != nil {
+			return err
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO robby_store_messages
+			(user_id, conversation_id, seq, chat, error, created) VALUES (?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for i, m := range msgs {
+			errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
+			if _, err := stmt.ExecContext(ctx, user, id, after+1+int64(i), []byte(m.Chat), errText, now.UnixMicro()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// touch counts n more messages in a conversation that holds after, and
+// marks it updated.
+func touch(ctx context.Context, tx *sql.Tx, user, id string, after, n int64, now time.Time) error {
+	r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?
+		WHERE user_id = ? AND id = ? AND messages = ?`, n, now.UnixMicro(), user, id, after)
+	if err != nil {
+		return err
+	}
+	if changed, err := r.RowsAffected(); err != nil || changed == 1 {
+		return err
+	}
+	c, err := getConversation(ctx, tx, user, id)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
+}
+
+// List implements [robby.Store].
+func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) ([]robby.Conversation, string, error) {
+	cur, ok, err := convstore.DecodeCursor(opts.Cursor)
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	limit := convstore.Limit(opts.Limit)
+	var rows *sql.Rows
+	if ok {
+		rows, err = s.read.QueryContext(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
+			WHERE user_id = ? AND (updated, id) < (?, ?) ORDER BY updated DESC, id DESC LIMIT ?`,
+			user, cur.Updated.UnixMicro(), cur.ID, limit+1)
+	} else {
+		rows, err = s.read.QueryContext(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
+			WHERE user_id = ? ORDER BY updated DESC, id DESC LIMIT ?`, user, limit+1)
+	}
+	if err != nil {
+		return nil, "", wrap(err)
+	}
+	defer rows.Close()
+	var page []robby.Conversation
+	for rows.Next() {
+		c, err := scanConversation(rows)
+		if err != nil {
+			return nil, "", wrap(err)
+		}
+		page = append(page, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", wrap(err)
+	}
+	page, next := convstore.Page(page, limit)
+	return page, next, nil
+}
+
+// SetTitle implements [robby.Store].
+func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
+	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET title = ?, updated = ?
+			WHERE user_id = ? AND id = ?`, title, convstore.Now().UnixMicro(), user, id)
+		return checkFound(r, err, id)
+	}))
+}
+
+// checkFound reports a statement that changed no conversation.
+func checkFound(r sql.Result, err error, id string) error {
+	if err != nil {
+		return err
+	}
+	n, err := r.RowsAffected()
+	if err == nil && n == 0 {
+		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+	}
+	return err
+}
+
+// Fork implements [robby.Store].
+func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
+	var fork robby.Conversation
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		src, err := getConversation(ctx, tx, user, id)
+		if err != nil {
+			return err
+		}
+		if fork, err = convstore.Fork(src, n); err != nil {
+			return err
+		}
+		if err := insertConversation(ctx, tx, fork); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO robby_store_messages (user_id, conversation_id, seq, chat, error, created)
+			SELECT user_id, ?, seq, chat, error, created FROM robby_store_messages
+			WHERE user_id = ? AND conversation_id = ? AND seq <= ?`, fork.ID, user, id, n)
+		return err
+	})
+	if err != nil {
+		return robby.Conversation{}, wrap(err)
+	}
+	return fork, nil
+}
+
+// Delete implements [robby.Store].
+func (s *Store) Delete(ctx context.Context, user, id string) error {
+	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `DELETE FROM robby_store_conversations WHERE user_id = ? AND id = ?`, user, id)
+		if err := checkFound(r, err, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM robby_store_messages WHERE user_id = ? AND conversation_id = ?`, user, id)
+		return err
+	}))
+}

@@ -1,0 +1,118 @@
+package sqlitestore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/sqlitestore"
+	"github.com/robby-go/robby/storetest"
+)
+
+func open(t *testing.T, path string) *sqlitestore.Store {
+	t.Helper()
+	s, err := sqlitestore.Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) robby.Store {
+		return open(t, filepath.Join(t.TempDir(), "robby.db"))
+	})
+}
+
+// TestTwoProcesses has processes (this test binary again) write to one
+// file at once, each to its own conversations and all to a shared one:
+// none sees "database is locked", nothing is lost or stored twice.
+func TestTwoProcesses(t *testing.T) {
+	if path := os.Getenv("SQLITESTORE_CHILD"); path != "" {
+		writeAsChild(t, path, os.Getenv("SQLITESTORE_NAME"))
+		return
+	}
+	path := filepath.Join(t.TempDir(), "shared.db")
+	s := open(t, path)
+	_, err := s.Create(context.Background(), robby.Conversation{User: "u", ID: "shared"})
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	names := []string{"p1", "p2", "p3"}
+	for _, name := range names {
+		wg.Go(func() {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestTwoProcesses$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "SQLITESTORE_CHILD="+path, "SQLITESTORE_NAME="+name)
+			out, err := cmd.CombinedOutput()
+			assert.NoError(t, err, "%s:\n%s", name, out)
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	_, msgs, err := s.Load(context.Background(), "u", "shared")
+	require.NoError(t, err)
+	require.Len(t, msgs, len(names)*childWrites)
+	for _, m := range msgs {
+		assert.False(t, seen[string(m.Chat)], "%s twice", m.Chat)
+		seen[string(m.Chat)] = true
+	}
+	for _, name := range names {
+		_, msgs, err := s.Load(context.Background(), "u", name)
+		require.NoError(t, err)
+		assert.Len(t, msgs, childWrites)
+	}
+}
+
+const childWrites = 100
+
+func writeAsChild(t *testing.T, path, name string) {
+	ctx := context.Background()
+	s := open(t, path)
+	_, err := s.Create(ctx, robby.Conversation{User: "u", ID: name})
+	require.NoError(t, err)
+	for i := range childWrites {
+		require.NoError(t, s.Append(ctx, "u", name, int64(i), storetest.Chat(fmt.Sprint(i))))
+		for {
+			c, _, err := s.Load(ctx, "u", "shared")
+			require.NoError(t, err)
+			err = s.Append(ctx, "u", "shared", c.Messages, storetest.Chat(fmt.Sprintf("%s-%d", name, i)))
+			if !errors.Is(err, robby.ErrConflict) {
+				require.NoError(t, err)
+				break
+			}
+		}
+	}
+}
+
+// TestOpenTogether has stores open a new file at once: one creates the
+// schema, the others find it.
+func TestOpenTogether(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			s, err := sqlitestore.Open(context.Background(), path)
+			if assert.NoError(t, err) {
+				s.Close()
+			}
+		})
+	}
+	wg.Wait()
+
+	// A schema newer than the program's is refused, not damaged.
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(`UPDATE robby_store_schema SET version = 99`)
+	require.NoError(t, err)
+	_, err = sqlitestore.Open(context.Background(), path)
+	assert.ErrorContains(t, err, "schema version 99 is newer")
+}

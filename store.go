@@ -1,0 +1,116 @@
+package robby
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// A Store keeps conversations, each owned by one user (or tenant), so that
+// they outlive the process. Package sqlitestore is the embedded one, a
+// single file; package pgstore keeps them in PostgreSQL for servers that
+// share them between replicas. Package storetest holds the tests every
+// Store must pass, to run against your own.
+//
+// Every method takes the user: a conversation of another user is reported
+// as [ErrNoConversation], exactly as one that does not exist. Messages are
+// numbered from 1 in their conversation, in the order they were appended,
+// and never change once stored.
+//
+// A Store is safe for concurrent use, including by several processes
+// sharing the same database: writes to one conversation are ordered by
+// [Store.Append]'s expected count.
+type Store interface {
+	// Create stores a new, empty conversation for c.User, with c.Title and
+	// c.ID, or an ID it picks when c.ID is empty. It returns the
+	// conversation as stored, with its times set. It fails with
+	// [ErrConversationExists] when the user has one with that ID already.
+	Create(ctx context.Context, c Conversation) (Conversation, error)
+
+	// Load returns a conversation and its messages, in order.
+	Load(ctx context.Context, user, id string) (Conversation, []Message, error)
+
+	// Append stores msgs at the end of a conversation that holds after
+	// messages, as one atomic write: all of them or none. Their Seq and
+	// Created are set by the store. When the conversation holds another
+	// number of messages (someone else appended meanwhile, or a write
+	// thought lost had landed), nothing is stored and the error wraps
+	// [ErrConflict]; reload and decide.
+	Append(ctx context.Context, user, id string, after int64, msgs ...Message) error
+
+	// List returns the user's conversations, the most recently updated
+	// first, a page at a time. The string it returns is the cursor of the
+	// next page, empty after the last.
+	List(ctx context.Context, user string, opts ListOptions) ([]Conversation, string, error)
+
+	// SetTitle changes a conversation's title.
+	SetTitle(ctx context.Context, user, id, title string) error
+
+	// Fork stores a new conversation of the same user and title holding a
+	// copy of the first n messages of conversation id, and returns it.
+	// The original is left as it is.
+	Fork(ctx context.Context, user, id string, n int64) (Conversation, error)
+
+	// Delete removes a conversation and its messages.
+	Delete(ctx context.Context, user, id string) error
+}
+
+// A Conversation is what a [Store] knows of a conversation besides its
+// messages.
+type Conversation struct {
+	// ID names the conversation among its user's.
+	ID string
+	// User owns the conversation: a user or tenant ID, decided by the
+	// application (an authenticated token, an account). It may be empty
+	// for a single-user program, which is then its only user.
+	User string
+	// Title is free text for people, such as the first prompt.
+	Title string
+	// Messages counts the messages stored.
+	Messages int64
+	// Created and Updated are when the conversation was created and last
+	// changed (a message appended, the title set), with microsecond
+	// precision.
+	Created, Updated time.Time
+}
+
+// A Message is one stored message of a conversation.
+type Message struct {
+	// Seq numbers the message in its conversation, from 1.
+	Seq int64
+	// Chat is the message as the chat-completions API takes it (a system,
+	// user, assistant or tool message), or nil for an error record.
+	Chat json.RawMessage
+	// Error, for a message without Chat, is the error that ended a run,
+	// kept in the history for people to read. The model never sees it.
+	Error string
+	// Created is when the message was stored.
+	Created time.Time
+}
+
+// ListOptions pages [Store.List].
+type ListOptions struct {
+	// Limit bounds the conversations of a page; 0 or less means 100.
+	Limit int
+	// Cursor is the string the previous page returned; empty for the
+	// first page.
+	Cursor string
+}
+
+// DefaultListLimit is the page size of [Store.List] when
+// [ListOptions.Limit] is not set.
+const DefaultListLimit = 100
+
+// Errors of a [Store], for errors.Is.
+var (
+	// ErrNoConversation reports a conversation that does not exist or
+	// belongs to another user.
+	ErrNoConversation = errors.New("robby: no such conversation")
+	// ErrConversationExists reports a [Store.Create] with an ID the user
+	// has already.
+	ErrConversationExists = errors.New("robby: conversation exists")
+	// ErrConflict reports a [Store.Append] whose expected count of
+	// messages was not the conversation's: another writer appended first.
+	ErrConflict = errors.New("robby: conversation changed meanwhile")
+)
