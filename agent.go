@@ -279,6 +279,13 @@ func (a *Agent) Reset() {
 	a.conv = a.core.initial.clone()
 }
 
+// awaiting returns the calls of the conversation that await a result.
+func (a *Agent) awaiting() []ToolCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return awaiting(a.conv.list)
+}
+
 // encodedHistory returns the conversation encoded. The slice shares no
 // writable memory with the agent's.
 func (a *Agent) encodedHistory() ([]json.RawMessage, error) {

@@ -30,7 +30,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		req.head = head
 	}
 	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", a.core.params.Model),
-		slog.Int("messages", len(req.history)+len(req.pending)), slog.Int("tools", len(req.tools)+len(req.external)),
+		slog.Int("messages", len(req.history)+len(req.pending)), slog.Int("tools", len(req.tools)+len(req.caller)),
 		slog.Bool("stream", req.stream))
 	ctx, capture := withCapture(ctx)
 	if onDelta == nil {

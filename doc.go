@@ -43,6 +43,19 @@
 // answer, the tool calls with their outcome and duration, and the tokens
 // used.
 //
+// # Run options and caller-run tools
+//
+// [RunOption]s change one run: [WithRunParams] lays request parameters
+// over the agent's; [WithCallerTools] offers tools that the caller runs
+// itself, such as a question a person answers later. A call of one ends
+// the run, without error, with the calls in [Result.Pending]; the program
+// gives their results with [WithToolResults] to [Agent.Resume] (or
+// [Agent.ResumeStream]), which continues the run. The conversation holds
+// the pending calls, so a run can be resumed by another agent given the
+// saved messages ([Agent.SetMessages]); a call never answered gets a
+// result saying so before the next turn, so every tool call in the
+// conversation has exactly one result.
+//
 // # Tools
 //
 // [NewTool] makes a tool of a typed Go function: the JSON Schema of its

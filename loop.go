@@ -27,30 +27,43 @@ type Result struct {
 	ToolCalls []ToolResult
 	// Usage sums the tokens of every turn, as the provider reported them.
 	Usage Usage
-
-	external []ToolCall // calls left to the caller, for the HTTP endpoint
+	// Pending are the calls of caller-run tools ([WithCallerTools]) the run
+	// ended on, in the order the model made them. The conversation holds
+	// them, awaiting their results: give those with [WithToolResults] to
+	// [Agent.Resume] (or to the next [Agent.Run], before its prompt).
+	Pending []ToolCall
 }
 
 // Run adds prompt to the conversation as a user message and runs the
 // ReAct loop: it asks the model, runs the tools it calls, gives it their
-// results, and so on until the model answers without calling a tool.
+// results, and so on until the model answers without calling a tool, or
+// calls a caller-run tool ([WithCallerTools]). opts change this run only.
 //
 // Each turn is added to the conversation as a whole, once its tools have
-// run, so the conversation never holds a tool call without its result. A
-// run that fails before its first turn completes leaves the conversation
-// as it was, prompt included, so it can be retried as it is.
+// run, so the conversation never holds a tool call without its result,
+// but for the calls a run ended on ([Result.Pending]). A run that fails
+// before its first turn completes leaves the conversation as it was,
+// prompt included, so it can be retried as it is.
 //
 // When the model still calls tools after [WithMaxTurns] turns, Run returns
 // the partial result with an error wrapping [ErrMaxTurns]. Errors from the
 // endpoint are [*APIError]s. The result is never nil.
-func (a *Agent) Run(ctx context.Context, prompt string) (*Result, error) {
-	return a.run(ctx, promptConfig(prompt), nil)
+func (a *Agent) Run(ctx context.Context, prompt string, opts ...RunOption) (*Result, error) {
+	return a.run(ctx, promptMessage(prompt), opts, nil)
 }
 
-func promptConfig(prompt string) runConfig {
-	var rc runConfig
-	rc.pending.add(openai.UserMessage(prompt), userJSON(prompt))
-	return rc
+// Resume runs the ReAct loop on the conversation as it is, adding no
+// prompt: to continue a run that ended on calls of caller-run tools, with
+// their results given by [WithToolResults], or to answer messages added
+// with [Agent.AddMessages]. It is otherwise [Agent.Run].
+func (a *Agent) Resume(ctx context.Context, opts ...RunOption) (*Result, error) {
+	return a.run(ctx, messages{}, opts, nil)
+}
+
+func promptMessage(prompt string) messages {
+	var ms messages
+	ms.add(openai.UserMessage(prompt), userJSON(prompt))
+	return ms
 }
 
 // Stream is [Agent.Run] with every step reported as it happens: text and
@@ -60,11 +73,17 @@ func promptConfig(prompt string) runConfig {
 //
 // Breaking out of the loop stops the run: the response is closed, running
 // tools are cancelled, and the conversation keeps the turns that ended.
-func (a *Agent) Stream(ctx context.Context, prompt string) iter.Seq2[Event, error] {
-	return a.stream(ctx, promptConfig(prompt))
+func (a *Agent) Stream(ctx context.Context, prompt string, opts ...RunOption) iter.Seq2[Event, error] {
+	return a.stream(ctx, promptMessage(prompt), opts)
 }
 
-func (a *Agent) stream(ctx context.Context, rc runConfig) iter.Seq2[Event, error] {
+// ResumeStream is [Agent.Resume] streamed as [Agent.Stream] streams
+// [Agent.Run].
+func (a *Agent) ResumeStream(ctx context.Context, opts ...RunOption) iter.Seq2[Event, error] {
+	return a.stream(ctx, messages{}, opts)
+}
+
+func (a *Agent) stream(ctx context.Context, prompt messages, opts []RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -76,7 +95,7 @@ func (a *Agent) stream(ctx context.Context, rc runConfig) iter.Seq2[Event, error
 			}
 			return !stopped
 		}
-		res, err := a.run(ctx, rc, emit)
+		res, err := a.run(ctx, prompt, opts, emit)
 		if !stopped {
 			yield(Event{Kind: EventDone, Turn: res.Turns, Result: res}, err)
 		}
@@ -86,46 +105,47 @@ func (a *Agent) stream(ctx context.Context, rc runConfig) iter.Seq2[Event, error
 // errStopped ends a stream whose consumer stopped listening.
 var errStopped = errors.New("robby: stream consumer stopped")
 
-// A runConfig is what a run starts from, beyond the agent's configuration.
-type runConfig struct {
-	pending  messages                              // added with the first turn: the prompt
-	params   *openai.ChatCompletionNewParams       // the base request; nil for the agent's
-	external []openai.ChatCompletionToolUnionParam // tools the caller runs itself
-}
-
-// isExternal reports whether a call is for one of the caller's tools.
-func (rc *runConfig) isExternal(c ToolCall) bool {
-	for _, t := range rc.external {
-		if f := t.OfFunction; f != nil && f.Function.Name == c.Name {
-			return true
-		}
-	}
-	return false
-}
-
-// run is the loop behind Run (emit nil, plain requests) and Stream.
-func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*Result, error) {
+// run is the loop behind Run and Resume (emit nil, plain requests) and
+// their streamed forms. prompt is added with the first turn, after the
+// results of the calls the conversation awaits.
+func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit func(Event) bool) (*Result, error) {
 	res := new(Result)
+	rc, err := newRunConfig(opts)
+	if err != nil {
+		return res, err
+	}
 	release, err := a.acquire(ctx)
 	if err != nil {
 		return res, err
 	}
 	defer release()
-	pending := rc.pending
+	var head []byte // the agent's parameters unless the run has its own
+	if rc.params != nil {
+		p, err := overlayParams(&a.core.params, rc.params)
+		if err == nil {
+			head, err = encodeHead(&p, emit != nil)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	caller, err := rc.callerTools(a.core.tools.get(ctx))
+	if err != nil {
+		return res, err
+	}
+	answers, err := rc.answers(a.awaiting(), a.core.tools.policy.maxOutput)
+	if err != nil {
+		return res, err
+	}
+	var pending messages
+	for _, r := range answers {
+		pending.add(toolMessage(r))
+	}
+	pending.addAll(prompt)
 	commit := func() {
 		a.addMessages(pending)
 		res.Messages = append(res.Messages, pending.list...)
 		pending = messages{}
-	}
-	var head []byte // the agent's parameters unless the run has its own
-	if rc.params != nil {
-		if head, err = encodeHead(rc.params, emit != nil); err != nil {
-			return res, err
-		}
-	}
-	external, err := encodeTools(rc.external)
-	if err != nil {
-		return res, fmt.Errorf("robby: %w", err)
 	}
 	for turn := 1; ; turn++ {
 		if turn > a.core.maxTurns {
@@ -141,9 +161,9 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 		if err != nil {
 			return res, err
 		}
-		req.head, req.external = head, external
+		req.head, req.caller = head, caller
 		if final {
-			req.tools, req.external = nil, nil
+			req.tools, req.caller = nil, nil
 		}
 		r, err := a.complete(ctx, req, a.deltaEmitter(turn, emit))
 		if r != nil {
@@ -157,13 +177,13 @@ func (a *Agent) run(ctx context.Context, rc runConfig, emit func(Event) bool) (*
 		}
 		res.Usage.add(r.usage)
 		calls := r.toolCalls()
-		if ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isExternal(c) }); len(ext) > 0 && !final {
+		if ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) }); len(ext) > 0 && !final {
 			// The caller runs these: the run ends with them unanswered.
 			// Calls of the agent's own tools in the same turn are left
 			// out; the model will ask again once it has the results.
 			pending.add(r.message(ext))
 			commit()
-			res.external = ext
+			res.Pending = ext
 			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
 			return res, nil
 		}

@@ -17,18 +17,18 @@ import (
 
 // A request is one chat-completion request, from its encoded parts.
 type request struct {
-	head     []byte            // the parameters: a JSON object without its closing brace
-	history  []json.RawMessage // the conversation
-	pending  []json.RawMessage // messages sent with it, not in it yet
-	tools    []json.RawMessage
-	external []json.RawMessage // the caller's own tools
-	stream   bool
+	head    []byte            // the parameters: a JSON object without its closing brace
+	history []json.RawMessage // the conversation
+	pending []json.RawMessage // messages sent with it, not in it yet
+	tools   []json.RawMessage
+	caller  []json.RawMessage // the caller's own tools (WithCallerTools)
+	stream  bool
 }
 
 // body returns the request's JSON.
 func (r *request) body() []byte {
 	n := len(r.head) + len(`,"messages":[],"tools":[],"stream":true}`)
-	for _, parts := range [...][]json.RawMessage{r.history, r.pending, r.tools, r.external} {
+	for _, parts := range [...][]json.RawMessage{r.history, r.pending, r.tools, r.caller} {
 		for _, p := range parts {
 			n += len(p) + 1
 		}
@@ -40,9 +40,9 @@ func (r *request) body() []byte {
 	}
 	b = append(b, `"messages":`...)
 	b = appendArray(b, r.history, r.pending)
-	if len(r.tools)+len(r.external) > 0 {
+	if len(r.tools)+len(r.caller) > 0 {
 		b = append(b, `,"tools":`...)
-		b = appendArray(b, r.tools, r.external)
+		b = appendArray(b, r.tools, r.caller)
 	}
 	if r.stream {
 		b = append(b, `,"stream":true`...)

@@ -62,9 +62,9 @@ func TestRequestBody(t *testing.T) {
 			`{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`},
 		{"pending only", request{head: []byte(`{"model":"m"`), pending: []json.RawMessage{msg("b")}},
 			`{"model":"m","messages":[{"role":"user","content":"b"}]}`},
-		{"tools and stream", request{head: []byte(`{"model":"m"`), history: []json.RawMessage{msg("a")}, tools: []json.RawMessage{tool}, external: []json.RawMessage{tool}, stream: true},
+		{"tools and stream", request{head: []byte(`{"model":"m"`), history: []json.RawMessage{msg("a")}, tools: []json.RawMessage{tool}, caller: []json.RawMessage{tool}, stream: true},
 			`{"model":"m","messages":[{"role":"user","content":"a"}],"tools":[` + string(tool) + `,` + string(tool) + `],"stream":true}`},
-		{"external only", request{head: []byte(`{"model":"m"`), external: []json.RawMessage{tool}},
+		{"external only", request{head: []byte(`{"model":"m"`), caller: []json.RawMessage{tool}},
 			`{"model":"m","messages":[],"tools":[` + string(tool) + `]}`},
 	}
 	for _, c := range cases {

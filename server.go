@@ -1,7 +1,6 @@
 package robby
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 )
 
 // DefaultMaxRequestBytes bounds the body of a request to a [Server].
@@ -50,10 +50,10 @@ type ServerOptions struct {
 // and the agent named by the request's model runs its whole loop over them
 // with its tools, in a fresh [Agent.Clone] that shares nothing else with
 // other requests. The request's parameters (temperature, max_tokens, stop,
-// seed, ...) override the agent's. Tools the client sends are offered to
-// the model next to the agent's; when the model calls one of them, the call
-// is handed back to the client (finish_reason "tool_calls"), as OpenAI
-// would. A client that goes away cancels its run and its tools.
+// seed, ...) override the agent's. Function tools the client sends are
+// offered to the model next to the agent's; when the model calls one of
+// them, the call is handed back to the client (finish_reason "tool_calls"),
+// as OpenAI would. A client that goes away cancels its run and its tools.
 //
 // A Server is safe for concurrent use.
 type Server struct {
@@ -156,7 +156,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("The model '%s' does not exist.", head.Model))
 		return
 	}
-	conv, rc, err := agent.core.conversation(body, len(head.Messages))
+	conv, opts, err := conversation(agent, body, len(head.Messages))
 	if err != nil {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
@@ -164,10 +164,10 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	reply := &chatReply{w: w, model: head.Model, id: "chatcmpl-" + randomAlnum(24), created: time.Now().Unix(),
 		usage: head.StreamOptions.IncludeUsage, steps: s.opts.ShowToolSteps}
 	if head.Stream {
-		err = reply.stream(r.Context(), conv, rc)
+		err = reply.stream(conv.ResumeStream(r.Context(), opts...))
 	} else {
 		var res *Result
-		res, err = conv.run(r.Context(), rc, nil)
+		res, err = conv.Resume(r.Context(), opts...)
 		if err == nil || errors.Is(err, ErrMaxTurns) {
 			reply.complete(res, err)
 			return
@@ -179,71 +179,106 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// conversation makes the fresh agent and run configuration of one request
-// (whose messages array has the given length):
-// the agent's system prompt, then the client's messages; the agent's base
-// request with the client's parameters on top; the client's tools.
-func (c *core) conversation(body []byte, messages int) (*Agent, runConfig, error) {
+// conversation makes the fresh agent and run options of one request (whose
+// messages array has the given length): the agent's system prompt, then
+// the client's messages; the client's parameters laid over the agent's;
+// the client's tools, run by the client.
+func conversation(agent *Agent, body []byte, messages int) (*Agent, []RunOption, error) {
 	var req openai.ChatCompletionNewParams
 	if err := req.UnmarshalJSON(body); err != nil {
-		return nil, runConfig{}, fmt.Errorf("invalid request: %v", err)
+		return nil, nil, fmt.Errorf("invalid request: %v", err)
 	}
 	if len(req.Messages) != messages {
-		return nil, runConfig{}, errors.New("messages holds something that is not a message")
+		return nil, nil, errors.New("messages holds something that is not a message")
 	}
 	for i, m := range req.Messages {
 		if m.OfDeveloper == nil && m.OfSystem == nil && m.OfUser == nil && m.OfAssistant == nil && m.OfTool == nil && m.OfFunction == nil {
-			return nil, runConfig{}, fmt.Errorf("messages[%d] is not a message with a known role", i)
+			return nil, nil, fmt.Errorf("messages[%d] is not a message with a known role", i)
 		}
 	}
-	params, err := c.requestParams(body)
+	if err := answered(req.Messages); err != nil {
+		return nil, nil, err
+	}
+	tools, err := clientTools(agent, req.Tools)
 	if err != nil {
-		return nil, runConfig{}, err
+		return nil, nil, err
 	}
-	ts := c.tools.get(context.Background())
-	for _, t := range req.Tools {
-		if f := t.OfFunction; f != nil && ts.byName[f.Function.Name] != nil {
-			return nil, runConfig{}, fmt.Errorf("tool %q has the name of one of the agent's own tools", f.Function.Name)
-		}
+	params, err := requestParams(req, body)
+	if err != nil {
+		return nil, nil, err
 	}
-	conv := newAgent(c, c.initial)
+	conv := agent.Clone()
+	conv.Reset()
 	conv.AddMessages(req.Messages...)
-	return conv, runConfig{params: &params, external: req.Tools}, nil
+	return conv, []RunOption{WithRunParams(params), WithCallerTools(tools...)}, nil
+}
+
+// answered checks that the tool calls of the last assistant message all
+// have their results, as OpenAI requires, rather than have the agent give
+// the model "no result" for them.
+func answered(msgs []openai.ChatCompletionMessageParamUnion) error {
+	results := map[string]bool{}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.OfTool != nil {
+			results[m.OfTool.ToolCallID] = true
+			continue
+		}
+		if m.OfAssistant != nil {
+			for _, tc := range m.OfAssistant.ToolCalls {
+				if id := tc.GetID(); id != nil && !results[*id] {
+					return fmt.Errorf("messages[%d]: tool call %q has no tool message answering it", i, *id)
+				}
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// clientTools returns the definitions of the client's tools, which may not
+// have the names of the agent's own.
+func clientTools(agent *Agent, tools []openai.ChatCompletionToolUnionParam) ([]openai.FunctionDefinitionParam, error) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	own := map[string]bool{}
+	for _, t := range agent.Tools() {
+		own[t.Name()] = true
+	}
+	defs := make([]openai.FunctionDefinitionParam, 0, len(tools))
+	for i, t := range tools {
+		f := t.OfFunction
+		switch {
+		case f == nil:
+			return nil, fmt.Errorf("tools[%d]: only function tools are supported", i)
+		case own[f.Function.Name]:
+			return nil, fmt.Errorf("tool %q has the name of one of the agent's own tools", f.Function.Name)
+		}
+		defs = append(defs, f.Function)
+	}
+	return defs, nil
 }
 
 // serverOwned are the request fields the server sets itself.
 var serverOwned = []string{"model", "messages", "tools", "stream", "stream_options", "n"}
 
-// requestParams lays the client's request parameters over the agent's.
-// Parameters openai-go has no field for (a provider's own, such as top_k)
-// are kept; one of a known name that does not fit its field is refused.
-func (c *core) requestParams(body []byte) (openai.ChatCompletionNewParams, error) {
-	base, err := json.Marshal(c.params)
-	if err != nil {
-		return openai.ChatCompletionNewParams{}, err
-	}
-	var merged, client map[string]json.RawMessage
-	if err := json.Unmarshal(base, &merged); err != nil {
-		return openai.ChatCompletionNewParams{}, err
-	}
+// requestParams returns the client's request parameters, req read from
+// body. Parameters openai-go has no field for (a provider's own, such as
+// top_k) are kept; one of a known name that does not fit its field is
+// refused.
+func requestParams(req openai.ChatCompletionNewParams, body []byte) (openai.ChatCompletionNewParams, error) {
+	var client map[string]json.RawMessage
 	if err := json.Unmarshal(body, &client); err != nil {
 		return openai.ChatCompletionNewParams{}, err
 	}
-	for k, v := range client {
-		if !slices.Contains(serverOwned, k) {
-			merged[k] = v
-		}
+	for _, k := range serverOwned {
+		delete(client, k)
 	}
-	b, err := json.Marshal(merged)
-	if err != nil {
-		return openai.ChatCompletionNewParams{}, err
-	}
-	var p openai.ChatCompletionNewParams
-	if err := p.UnmarshalJSON(b); err != nil {
-		return openai.ChatCompletionNewParams{}, fmt.Errorf("invalid request parameters: %v", err)
-	}
-	p.Model = c.params.Model
-	return p, keepUnread(&p, merged)
+	p := req
+	p.Messages, p.Tools, p.Model = nil, nil, ""
+	p.StreamOptions, p.N = openai.ChatCompletionStreamOptionsParam{}, param.Opt[int64]{}
+	return p, keepUnread(&p, client)
 }
 
 // keepUnread checks that every parameter survived decoding into p, which
@@ -260,7 +295,7 @@ func keepUnread(p *openai.ChatCompletionNewParams, params map[string]json.RawMes
 	}
 	extra := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(params)) {
-		if _, ok := read[k]; ok || slices.Contains(serverOwned, k) || string(params[k]) == "null" {
+		if _, ok := read[k]; ok || string(params[k]) == "null" {
 			continue
 		}
 		switch {

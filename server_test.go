@@ -220,6 +220,8 @@ func TestServerErrors(t *testing.T) {
 		{"unknown model", "s3cret", `{"model":"gpt-9","messages":[{"role":"user","content":"hi"}]}`, 404, "The model 'gpt-9' does not exist."},
 		{"null message", "s3cret", `{"model":"robby","messages":[null]}`, 400, "not a message"},
 		{"unknown role", "s3cret", `{"model":"robby","messages":[{"role":"wizard","content":"hi"}]}`, 400, "messages[0] is not a message"},
+		{"unanswered tool call", "s3cret", `{"model":"robby","messages":[{"role":"user","content":"hi"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}]}`, 400, `tool call "c1" has no tool message`},
+		{"custom tool", "s3cret", `{"model":"robby","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"custom","custom":{"name":"grammar"}}]}`, 400, "only function tools"},
 		{"too large", "s3cret", `{"model":"robby","messages":[{"role":"user","content":"` + strings.Repeat("x", 2000) + `"}]}`, 413, "larger than 1024 bytes"},
 	}
 	for _, tt := range tests {

@@ -1,10 +1,10 @@
 package robby
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 )
 
@@ -68,7 +68,7 @@ func usageWire(u Usage) *wireUsage {
 // to call, the turn limit reached ("length"), or the answer.
 func finishReason(res *Result, err error) string {
 	switch {
-	case len(res.external) > 0:
+	case len(res.Pending) > 0:
 		return "tool_calls"
 	case errors.Is(err, ErrMaxTurns):
 		return "length"
@@ -90,8 +90,8 @@ func externalCalls(calls []ToolCall, indexed bool) []wireToolCall {
 
 // complete writes a plain reply.
 func (cr *chatReply) complete(res *Result, err error) {
-	msg := &wireMessage{Role: "assistant", ToolCalls: externalCalls(res.external, false)}
-	if res.Text != "" || len(res.external) == 0 {
+	msg := &wireMessage{Role: "assistant", ToolCalls: externalCalls(res.Pending, false)}
+	if res.Text != "" || len(res.Pending) == 0 {
 		msg.Content = &res.Text
 	}
 	fr := finishReason(res, err)
@@ -102,11 +102,11 @@ func (cr *chatReply) complete(res *Result, err error) {
 	})
 }
 
-// stream runs conv and writes its events as chunks. The headers are held
-// back until the first event, so that a run failing at once still gets an
-// HTTP error status.
-func (cr *chatReply) stream(ctx context.Context, conv *Agent, rc runConfig) error {
-	for ev, err := range conv.stream(ctx, rc) {
+// stream writes the events of a run as chunks. The headers are held back
+// until the first event, so that a run failing at once still gets an HTTP
+// error status.
+func (cr *chatReply) stream(events iter.Seq2[Event, error]) error {
+	for ev, err := range events {
 		switch ev.Kind {
 		case EventText:
 			cr.delta(&wireMessage{Content: &ev.Delta})
@@ -167,8 +167,8 @@ func (cr *chatReply) event(v any) {
 // asked for, and [DONE].
 func (cr *chatReply) finish(res *Result, err error) {
 	cr.start()
-	if len(res.external) > 0 {
-		cr.chunk(&wireMessage{ToolCalls: externalCalls(res.external, true)}, nil)
+	if len(res.Pending) > 0 {
+		cr.chunk(&wireMessage{ToolCalls: externalCalls(res.Pending, true)}, nil)
 	}
 	fr := finishReason(res, err)
 	cr.chunk(&wireMessage{}, &fr)

@@ -1,0 +1,234 @@
+package robby
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// A RunOption changes one run of [Agent.Run], [Agent.Stream],
+// [Agent.Resume] or [Agent.ResumeStream], and no other. An invalid one
+// makes the run fail before it sends anything, the conversation unchanged.
+type RunOption func(*runConfig) error
+
+// A runConfig is what a run starts from, beyond the agent's configuration.
+type runConfig struct {
+	params  *openai.ChatCompletionNewParams // laid over the agent's; nil for none
+	caller  []openai.FunctionDefinitionParam
+	results []ToolResult
+}
+
+// WithRunParams lays request parameters over the agent's ([WithParams],
+// [WithModel]) for one run: every parameter params sets, its extra fields
+// included, replaces the agent's; the others stay as they are. An empty
+// Model keeps the agent's. Messages and Tools are not parameters: give
+// messages as the prompt or with [Agent.AddMessages], and tools with
+// [WithCallerTools].
+func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
+	return func(rc *runConfig) error {
+		if len(params.Messages) > 0 || len(params.Tools) > 0 {
+			return errors.New("WithRunParams: Messages and Tools are not parameters")
+		}
+		rc.params = &params
+		return nil
+	}
+}
+
+// WithCallerTools offers the model, for one run, tools that the caller
+// runs itself: a person who answers a question, another system, or the
+// client of an endpoint. When the model calls one of them the run ends,
+// without error, and returns the calls in [Result.Pending]; give their
+// results later with [WithToolResults]. Calls of the agent's own tools in
+// that same turn are not run and are left out of the conversation: the
+// model calls them again once it has read the results.
+//
+// A caller-run tool may not have the name of one of the agent's tools.
+// The definitions are sent as they are: the model sees their names,
+// descriptions and JSON Schemas as given.
+func WithCallerTools(tools ...openai.FunctionDefinitionParam) RunOption {
+	return func(rc *runConfig) error {
+		rc.caller = append(rc.caller, tools...)
+		return nil
+	}
+}
+
+// WithToolResults gives the results of the calls a run ended on
+// ([Result.Pending]), matched to them by Call.ID; Call.Name and
+// Call.Arguments need not be set. A result with Err set tells the model
+// "Error: " and the error's text, as for a failing tool; otherwise the
+// model reads Output, bounded by [WithMaxToolOutput].
+//
+// The results are added to the conversation before the run's prompt, if
+// any, with its first turn. A call left without a result, because the
+// caller gave none or continued the conversation without answering, gets
+// an error result that tells the model no result was given: every tool
+// call in the conversation has exactly one result, so it stays valid for
+// any provider. A result for a call that awaits none is an error.
+func WithToolResults(results ...ToolResult) RunOption {
+	return func(rc *runConfig) error {
+		rc.results = append(rc.results, results...)
+		return nil
+	}
+}
+
+// newRunConfig applies opts.
+func newRunConfig(opts []RunOption) (runConfig, error) {
+	var rc runConfig
+	for _, opt := range opts {
+		if err := opt(&rc); err != nil {
+			return rc, fmt.Errorf("robby: %w", err)
+		}
+	}
+	return rc, nil
+}
+
+// isCaller reports whether a call is for one of the caller's tools.
+func (rc *runConfig) isCaller(c ToolCall) bool {
+	return slices.ContainsFunc(rc.caller, func(t openai.FunctionDefinitionParam) bool { return t.Name == c.Name })
+}
+
+// callerTools encodes the caller's tools, after checking that none has the
+// name of one of the agent's.
+func (rc *runConfig) callerTools(ts *toolset) ([]json.RawMessage, error) {
+	if len(rc.caller) == 0 {
+		return nil, nil
+	}
+	defs := make([]openai.ChatCompletionToolUnionParam, len(rc.caller))
+	for i, t := range rc.caller {
+		if ts.byName[t.Name] != nil {
+			return nil, fmt.Errorf("robby: WithCallerTools: tool %q has the name of one of the agent's own tools", t.Name)
+		}
+		defs[i] = openai.ChatCompletionFunctionTool(t)
+	}
+	raw, err := encodeTools(defs)
+	if err != nil {
+		return nil, fmt.Errorf("robby: WithCallerTools: %w", err)
+	}
+	return raw, nil
+}
+
+// answers returns the results of the calls that await one, in their order:
+// those the caller gave, and an error result for the others.
+func (rc *runConfig) answers(awaiting []ToolCall, maxOutput int) ([]ToolResult, error) {
+	if len(awaiting) == 0 && len(rc.results) == 0 {
+		return nil, nil
+	}
+	given := make(map[string]*ToolResult, len(rc.results))
+	for i := range rc.results {
+		r := &rc.results[i]
+		switch {
+		case !slices.ContainsFunc(awaiting, func(c ToolCall) bool { return c.ID == r.Call.ID }):
+			return nil, fmt.Errorf("robby: WithToolResults: no call awaits a result with id %q", r.Call.ID)
+		case given[r.Call.ID] != nil:
+			return nil, fmt.Errorf("robby: WithToolResults: two results for the call with id %q", r.Call.ID)
+		}
+		given[r.Call.ID] = r
+	}
+	results := make([]ToolResult, len(awaiting))
+	for i, c := range awaiting {
+		results[i].Call = c
+		err := errNoResult
+		if r := given[c.ID]; r != nil {
+			results[i].Output, results[i].Duration, err = r.Output, r.Duration, r.Err
+		}
+		results[i].finish(err, maxOutput, nil, 0)
+	}
+	return results, nil
+}
+
+// errNoResult is what the model reads of a call the caller left
+// unanswered.
+var errNoResult = errors.New("no result was given for this call")
+
+// awaiting returns the calls of the conversation's last assistant message
+// that no tool message answers: those a run ended on, or those of
+// [Agent.ToolsCompletion] not executed yet.
+func awaiting(conv []openai.ChatCompletionMessageParamUnion) []ToolCall {
+	var answered map[string]bool
+	for i := len(conv) - 1; i >= 0; i-- {
+		m := &conv[i]
+		if m.OfTool != nil {
+			if answered == nil {
+				answered = make(map[string]bool)
+			}
+			answered[m.OfTool.ToolCallID] = true
+			continue
+		}
+		if m.OfAssistant == nil {
+			return nil
+		}
+		var calls []ToolCall
+		for _, tc := range m.OfAssistant.ToolCalls {
+			if f := tc.OfFunction; f != nil && !answered[f.ID] {
+				calls = append(calls, ToolCall{ID: f.ID, Name: f.Function.Name, Arguments: f.Function.Arguments})
+			}
+		}
+		return calls
+	}
+	return nil
+}
+
+// overlayParams lays over's parameters over base's. Parameters openai-go
+// has no field for, in either, are kept as extra fields.
+func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompletionNewParams, error) {
+	merged, err := paramFields(base)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	fields, err := paramFields(over)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	maps.Copy(merged, fields)
+	b, err := json.Marshal(merged)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	var p openai.ChatCompletionNewParams
+	if err := p.UnmarshalJSON(b); err != nil {
+		return openai.ChatCompletionNewParams{}, fmt.Errorf("robby: WithRunParams: %w", err)
+	}
+	if err := keepExtra(&p, merged); err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	return p, nil
+}
+
+// paramFields returns the parameters p sets, encoded, messages and tools
+// left out.
+func paramFields(p *openai.ChatCompletionNewParams) (map[string]json.RawMessage, error) {
+	b, err := p.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("robby: encoding the parameters: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	delete(fields, "messages")
+	delete(fields, "tools")
+	return fields, nil
+}
+
+// keepExtra sets the parameters that decoding into p dropped (names
+// openai-go does not know) as p's extra fields.
+func keepExtra(p *openai.ChatCompletionNewParams, params map[string]json.RawMessage) error {
+	read, err := paramFields(p)
+	if err != nil {
+		return err
+	}
+	extra := map[string]any{}
+	for k, v := range params {
+		if _, ok := read[k]; !ok && string(v) != "null" {
+			extra[k] = v
+		}
+	}
+	if len(extra) > 0 {
+		p.SetExtraFields(extra)
+	}
+	return nil
+}
