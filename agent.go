@@ -286,10 +286,15 @@ func (a *Agent) awaiting() []ToolCall {
 	return awaiting(a.conv.list)
 }
 
-// encodedHistory returns the conversation encoded. The slice shares no
-// writable memory with the agent's.
-func (a *Agent) encodedHistory() ([]json.RawMessage, error) {
+// encodedHistory returns the conversation encoded, and how many system
+// (or developer) messages open it. The slice shares no writable memory with
+// the agent's.
+func (a *Agent) encodedHistory() (raw []json.RawMessage, lead int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.conv.encoded()
+	for lead < len(a.conv.list) && (a.conv.list[lead].OfSystem != nil || a.conv.list[lead].OfDeveloper != nil) {
+		lead++
+	}
+	raw, err = a.conv.encoded()
+	return raw, lead, err
 }

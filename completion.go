@@ -100,11 +100,11 @@ func (c *core) requestError(ctx context.Context, err error, capture *errorCaptur
 
 // request starts a request of the agent's conversation, offering tools.
 func (a *Agent) request(tools []json.RawMessage) (*request, error) {
-	history, err := a.encodedHistory()
+	history, lead, err := a.encodedHistory()
 	if err != nil {
 		return nil, err
 	}
-	return &request{history: history, tools: tools}, nil
+	return &request{history: history, lead: lead, tools: tools}, nil
 }
 
 // ChatCompletion asks the model to answer the conversation, without tools,

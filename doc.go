@@ -46,7 +46,8 @@
 // # Run options and caller-run tools
 //
 // [RunOption]s change one run: [WithRunParams] lays request parameters
-// over the agent's; [WithCallerTools] offers tools that the caller runs
+// over the agent's; [WithRunSystem] adds a system message the conversation
+// does not keep; [WithCallerTools] offers tools that the caller runs
 // itself, such as a question a person answers later. A call of one ends
 // the run, without error, with the calls in [Result.Pending]; the program
 // gives their results with [WithToolResults] to [Agent.Resume] (or

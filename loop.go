@@ -2,6 +2,7 @@ package robby
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -162,6 +163,9 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 			return res, err
 		}
 		req.head, req.caller = head, caller
+		if rc.system != nil {
+			req.system = []json.RawMessage{rc.system}
+		}
 		if final {
 			req.tools, req.caller = nil, nil
 		}

@@ -19,6 +19,8 @@ import (
 type request struct {
 	head    []byte            // the parameters: a JSON object without its closing brace
 	history []json.RawMessage // the conversation
+	lead    int               // how many system messages open the history
+	system  []json.RawMessage // the run's own system message (WithRunSystem), after those
 	pending []json.RawMessage // messages sent with it, not in it yet
 	tools   []json.RawMessage
 	caller  []json.RawMessage // the caller's own tools (WithCallerTools)
@@ -28,7 +30,7 @@ type request struct {
 // body returns the request's JSON.
 func (r *request) body() []byte {
 	n := len(r.head) + len(`,"messages":[],"tools":[],"stream":true}`)
-	for _, parts := range [...][]json.RawMessage{r.history, r.pending, r.tools, r.caller} {
+	for _, parts := range [...][]json.RawMessage{r.history, r.system, r.pending, r.tools, r.caller} {
 		for _, p := range parts {
 			n += len(p) + 1
 		}
@@ -39,7 +41,7 @@ func (r *request) body() []byte {
 		b = append(b, ',')
 	}
 	b = append(b, `"messages":`...)
-	b = appendArray(b, r.history, r.pending)
+	b = appendArray(b, r.history[:r.lead], r.system, r.history[r.lead:], r.pending)
 	if len(r.tools)+len(r.caller) > 0 {
 		b = append(b, `,"tools":`...)
 		b = appendArray(b, r.tools, r.caller)
@@ -50,20 +52,18 @@ func (r *request) body() []byte {
 	return append(b, '}')
 }
 
-// appendArray appends a JSON array of the values of both lists.
-func appendArray(b []byte, first, second []json.RawMessage) []byte {
+// appendArray appends a JSON array of the values of the lists, in order.
+func appendArray(b []byte, lists ...[]json.RawMessage) []byte {
 	b = append(b, '[')
-	for i, v := range first {
-		if i > 0 {
-			b = append(b, ',')
+	first := true
+	for _, list := range lists {
+		for _, v := range list {
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, v...)
 		}
-		b = append(b, v...)
-	}
-	for i, v := range second {
-		if i > 0 || len(first) > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, v...)
 	}
 	return append(b, ']')
 }

@@ -20,6 +20,7 @@ type runConfig struct {
 	params  *openai.ChatCompletionNewParams // laid over the agent's; nil for none
 	caller  []openai.FunctionDefinitionParam
 	results []ToolResult
+	system  json.RawMessage // a system message for this run only
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],
@@ -34,6 +35,21 @@ func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
 			return errors.New("WithRunParams: Messages and Tools are not parameters")
 		}
 		rc.params = &params
+		return nil
+	}
+}
+
+// WithRunSystem gives the model text as a system message in every request
+// of one run, such as context retrieved for its prompt. It comes after the
+// system messages that open the conversation ([WithSystem]); the
+// conversation does not keep it.
+func WithRunSystem(text string) RunOption {
+	return func(rc *runConfig) error {
+		b, err := openai.SystemMessage(text).MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("WithRunSystem: %w", err)
+		}
+		rc.system = b
 		return nil
 	}
 }

@@ -196,3 +196,29 @@ func TestRunParamsAreLaidOverTheAgentsForOneRun(t *testing.T) {
 	assert.NotContains(t, second, "max_tokens")
 	assert.NotContains(t, second, "min_p")
 }
+
+func TestRunSystemIsSentWithEveryTurnButNotKept(t *testing.T) {
+	srv := newServer(t)
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`)), robbytest.Text("3"), robbytest.Text("ok"))
+	a := newTestAgent(t, srv, WithSystem("You add."), WithTools(addTool))
+	res, err := a.Run(t.Context(), "1+2?", WithRunSystem("Context: numbers are small."))
+	require.NoError(t, err)
+	_, err = a.Run(t.Context(), "thanks")
+	require.NoError(t, err)
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3)
+	for _, r := range reqs[:2] {
+		assert.Equal(t, robbytest.Message{Role: "system", Content: "You add."}, r.Messages[0])
+		assert.Equal(t, robbytest.Message{Role: "system", Content: "Context: numbers are small."}, r.Messages[1])
+		assert.Equal(t, robbytest.Message{Role: "user", Content: "1+2?"}, r.Messages[2])
+	}
+	assert.Len(t, reqs[1].Messages, 5)
+	assert.Len(t, reqs[2].Messages, 6, "the next run sends the conversation without it")
+	assert.Len(t, res.Messages, 4)
+	for _, m := range a.Messages() {
+		if m.OfSystem != nil {
+			assert.Equal(t, "You add.", m.OfSystem.Content.OfString.Value)
+		}
+	}
+}
