@@ -5,7 +5,8 @@
 // wire format real providers use: a chat.completion object for plain
 // requests, chat.completion.chunk server-sent events ending in [DONE] for
 // streamed ones. It records every request, so tests can check what the
-// agent sent.
+// agent sent. It also serves POST /v1/embeddings with a deterministic
+// [Embedding], so that retrieval is tested through a real client.
 //
 //	srv := robbytest.NewServer()
 //	defer srv.Close()
@@ -37,6 +38,8 @@ type Server struct {
 	mu       sync.Mutex
 	replies  []Reply
 	requests []Request
+	// embeddings are the inputs of each /v1/embeddings request.
+	embeddings [][]string
 }
 
 // NewServer starts a server with an empty queue. Close it when done.
@@ -76,6 +79,10 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings") {
+		s.serveEmbeddings(w, r)
+		return
+	}
 	req, err := readRequest(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())

@@ -1,0 +1,63 @@
+// Package knowledge is a knowledge base for robby agents: documents indexed
+// in one SQLite file, searched by keyword and by meaning, and given to the
+// model as a tool it calls or as passages added to a prompt. It complements
+// package robby, using only its exported API.
+//
+//	kb, err := knowledge.Open("kb.db",
+//		knowledge.WithEmbedder(knowledge.NewOpenAIEmbedder("ai/mxbai-embed-large",
+//			option.WithBaseURL("http://localhost:12434/engines/v1"))))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer kb.Close()
+//	if _, err := kb.AddDir(ctx, "docs"); err != nil {
+//		log.Fatal(err)
+//	}
+//	agent, err := robby.New(robby.WithModel("ai/qwen2.5"), robby.WithTools(knowledge.Tool(kb)))
+//
+// # Indexing
+//
+// [Base.Add] takes [Document]s (text, Markdown or HTML, which is turned
+// into text first) and [Base.AddDir] a folder, walked recursively. Each
+// document is cut into chunks of about [DefaultChunkSize] bytes that begin
+// at a heading, a paragraph or a sentence, never span two sections, and
+// repeat the end of the chunk before when they cut a section. A document
+// indexed again with the same content is skipped (its hash is kept); a
+// changed one has its chunks replaced; [Base.Delete] removes one by id,
+// and AddDir removes the files gone from its folder.
+//
+// # Search
+//
+// [Base.Search] ranks chunks by BM25 over a full-text index (SQLite FTS5,
+// Porter stemming), by cosine similarity of embeddings, or by both fused
+// with reciprocal rank fusion ([Hybrid], the default with an embedder).
+// Without an [Embedder], search is by keyword alone. Metadata filters keep
+// the chunks of documents with given values.
+//
+// Embeddings come from any OpenAI-compatible /v1/embeddings endpoint
+// ([NewOpenAIEmbedder]: OpenAI, Ollama, llama.cpp, Docker Model Runner,
+// vLLM), in batches, with openai-go's retries, and are cached in the file
+// by model and content: re-indexing pays only for chunks that changed.
+//
+// Vector search is exact: every vector is compared with the query's, in a
+// scan of one contiguous []float32 held in memory (loaded on the first
+// search, reloaded after a change by any process). It takes milliseconds
+// at 100,000 chunks (docs/BENCHMARKS.md); past a few million chunks, or
+// for many queries a second at high dimensions, an approximate index
+// (HNSW, IVF) would be needed: plug one in through [Retriever], as for
+// pgvector or a search server reached over MCP.
+//
+// # Use by an agent
+//
+// [Tool] is the tool search_knowledge, which the model calls with a query
+// and optional filters; the passages it returns carry their source and
+// lines, which the model is asked to cite. [Context] searches for a prompt
+// and makes a system message of the passages found, within a token
+// budget, for programs that add knowledge to every prompt instead.
+//
+// # Storage
+//
+// The tables are named kb_*, so the file may be shared with other tables,
+// such as those of a session store ([OpenDB] takes an open database). A
+// [Base] is safe for concurrent use.
+package knowledge
