@@ -3,7 +3,9 @@ package knowledge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/robby-go/robby"
@@ -27,13 +29,19 @@ func citeFirst(req robbytest.Request) robbytest.Reply {
 	return robbytest.Text(p.Text + " [" + p.Cite + "]")
 }
 
+// indexed returns the folder of docs indexed with embeddings from srv.
+func indexed(t *testing.T) (dir string, b *knowledge.Base, srv *robbytest.Server) {
+	dir = docs(t)
+	e, srv := embedder(t)
+	b = open(t, knowledge.WithEmbedder(e))
+	_, err := b.AddDir(context.Background(), dir)
+	require.NoError(t, err)
+	return dir, b, srv
+}
+
 func TestAgentAnswersWithTheToolAndCites(t *testing.T) {
 	ctx := context.Background()
-	dir := docs(t)
-	e, srv := embedder(t)
-	b := open(t, knowledge.WithEmbedder(e))
-	_, err := b.AddDir(ctx, dir)
-	require.NoError(t, err)
+	dir, b, srv := indexed(t)
 
 	srv.Reply(
 		robbytest.ToolCalls(robbytest.Call(knowledge.ToolName, `{"query":"tool call timeout"}`)),
@@ -105,4 +113,86 @@ func TestContextFitsTheBudget(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, msg)
 	assert.Empty(t, hits)
+}
+
+// citeContext is a scripted model that answers with the first passage of
+// the context message the run gave it, citing its tag.
+func citeContext(req robbytest.Request) robbytest.Reply {
+	for _, m := range req.Messages {
+		if m.Role != "system" || !strings.Contains(m.Content, "Passages from the knowledge base") {
+			continue
+		}
+		// The first passage: "\n[tag] heading\ntext\n".
+		_, rest, _ := strings.Cut(m.Content, "\n[")
+		tag, rest, _ := strings.Cut(rest, "]")
+		_, text, _ := strings.Cut(rest, "\n")
+		text, _, _ = strings.Cut(text, "\n\n[")
+		return robbytest.Text(strings.TrimSpace(text) + " [" + tag + "]")
+	}
+	return robbytest.Text("I was given no passage.")
+}
+
+func TestAgentAnswersWithContextAndCites(t *testing.T) {
+	ctx := context.Background()
+	dir, b, srv := indexed(t)
+	srv.Reply(robbytest.Func(citeContext), robbytest.Func(citeContext))
+	agent, err := robby.New(robby.WithBaseURL(srv.URL), robby.WithAPIKey("k"), robby.WithModel("test"),
+		robby.WithSystem("You answer questions about robby."))
+	require.NoError(t, err)
+	defer agent.Close()
+
+	prompt := "Which endpoints work with Ollama or vLLM?"
+	opt, hits, err := knowledge.ContextFor(ctx, b, prompt, knowledge.ContextOptions{Limit: 2})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	res, err := agent.Run(ctx, prompt, opt)
+	require.NoError(t, err)
+	faq := filepath.ToSlash(filepath.Join(dir, "faq.html"))
+	assert.Contains(t, res.Text, "Any OpenAI-compatible endpoint")
+	assert.Contains(t, res.Text, "["+faq+":")
+
+	req := srv.Requests()[0]
+	require.Len(t, req.Messages, 3)
+	assert.Equal(t, "You answer questions about robby.", req.Messages[0].Content)
+	assert.Equal(t, "system", req.Messages[1].Role, "the passages come after the agent's system prompt")
+	assert.Equal(t, prompt, req.Messages[2].Content)
+	assert.Empty(t, req.Tools, "context mode needs no tool")
+
+	// The next run gets its own passages; the conversation kept none.
+	prompt = "Which Go version does Robby need?"
+	opt, _, err = knowledge.ContextFor(ctx, b, prompt, knowledge.ContextOptions{Limit: 1})
+	require.NoError(t, err)
+	res, err = agent.Run(ctx, prompt, opt)
+	require.NoError(t, err)
+	assert.Contains(t, res.Text, "Go 1.26")
+	req = srv.Requests()[1]
+	contexts := 0
+	for _, m := range req.Messages {
+		if strings.Contains(m.Content, "Passages from the knowledge base") {
+			contexts++
+		}
+	}
+	assert.Equal(t, 1, contexts, "only this run's passages are sent")
+	for _, m := range agent.Messages() {
+		if m.OfSystem != nil {
+			assert.NotContains(t, fmt.Sprint(m.OfSystem.Content), "Passages")
+		}
+	}
+	assert.Len(t, agent.Messages(), 5, "system prompt and two exchanges, no passages")
+}
+
+func TestContextForSaysWhenNothingIsFound(t *testing.T) {
+	b := open(t)
+	srv := robbytest.NewServer()
+	defer srv.Close()
+	srv.Reply(robbytest.Text("I don't know."))
+	agent, err := robby.New(robby.WithBaseURL(srv.URL), robby.WithAPIKey("k"), robby.WithModel("test"))
+	require.NoError(t, err)
+	defer agent.Close()
+	opt, hits, err := knowledge.ContextFor(context.Background(), b, "zebras", knowledge.ContextOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, hits)
+	_, err = agent.Run(context.Background(), "zebras", opt)
+	require.NoError(t, err)
+	assert.Contains(t, srv.Requests()[0].Messages[0].Content, "no passage about")
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/knowledge"
 )
 
 // Defaults when neither a flag nor the environment says otherwise: Docker
@@ -25,6 +26,8 @@ type agentFlags struct {
 	model, system, mcp, baseURL, apiKey string
 	maxTurns                            int
 	verbose                             bool
+	kb                                  kbFlags
+	kbase                               *knowledge.Base // opened by newAgent, closed by close
 }
 
 func (f *agentFlags) register(fs *flag.FlagSet) {
@@ -35,6 +38,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.apiKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key, empty for local servers (env OPENAI_API_KEY)")
 	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
 	fs.BoolVar(&f.verbose, "v", false, "log requests and MCP servers to stderr")
+	f.kb.register(fs)
 }
 
 func envOr(key, def string) string {
@@ -71,7 +75,31 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		}
 		opts = append(opts, robby.WithMCP(servers...))
 	}
-	return robby.New(opts...)
+	if f.kb.file != "" {
+		if f.kb.mode != "tool" && f.kb.mode != "context" {
+			return nil, fmt.Errorf("-kb-mode %q: want tool or context", f.kb.mode)
+		}
+		kb, err := f.kb.open(f.baseURL, f.apiKey)
+		if err != nil {
+			return nil, err
+		}
+		f.kbase = kb
+		if f.kb.mode == "tool" {
+			opts = append(opts, robby.WithTools(knowledge.Tool(kb)))
+		}
+	}
+	agent, err := robby.New(opts...)
+	if err != nil {
+		f.close()
+	}
+	return agent, err
+}
+
+// close closes what newAgent opened besides the agent.
+func (f *agentFlags) close() {
+	if f.kbase != nil {
+		f.kbase.Close()
+	}
 }
 
 // explain adds a hint to an error that says the endpoint did not answer.

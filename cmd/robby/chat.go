@@ -16,6 +16,7 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f agentFlags
+	f.kb.modes = true
 	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: robby run [flags] "prompt"`)
@@ -32,14 +33,21 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	defer f.close()
 	defer agent.Close()
-	return explain(answer(ctx, agent, strings.Join(fs.Args(), " "), stdout, stderr), f.baseURL)
+	prompt := strings.Join(fs.Args(), " ")
+	opts, err := f.kb.contextFor(ctx, f.kbase, prompt)
+	if err != nil {
+		return err
+	}
+	return explain(answer(ctx, agent, prompt, stdout, stderr, opts...), f.baseURL)
 }
 
 func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f agentFlags
+	f.kb.modes = true
 	f.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -48,6 +56,7 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
+	defer f.close()
 	defer agent.Close()
 	fmt.Fprintf(stderr, "robby chat with %s at %s; %d tools. Ctrl-D to quit.\n", f.model, f.baseURL, len(agent.Tools()))
 	in := bufio.NewScanner(stdin)
@@ -62,7 +71,11 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if prompt == "" {
 			continue
 		}
-		if err := answer(ctx, agent, prompt, stdout, stderr); err != nil {
+		opts, err := f.kb.contextFor(ctx, f.kbase, prompt)
+		if err == nil {
+			err = answer(ctx, agent, prompt, stdout, stderr, opts...)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -73,8 +86,8 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 }
 
 // answer streams one run: the answer to stdout, the steps to stderr.
-func answer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stderr io.Writer) error {
-	for ev, err := range agent.Stream(ctx, prompt) {
+func answer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stderr io.Writer, opts ...robby.RunOption) error {
+	for ev, err := range agent.Stream(ctx, prompt, opts...) {
 		switch ev.Kind {
 		case robby.EventText:
 			fmt.Fprint(stdout, ev.Delta)

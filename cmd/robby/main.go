@@ -5,9 +5,15 @@
 //	robby chat [flags]           an interactive conversation with memory
 //	robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
 //	robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
+//	robby index -kb FILE DIR...  index folders of documents into a knowledge base
 //
 // Every subcommand takes -model, -system, -mcp (an mcpServers JSON file, as
-// Claude Desktop, Cursor and VS Code write them), -base-url and -api-key.
+// Claude Desktop, Cursor and VS Code write them), -base-url and -api-key,
+// and -kb FILE: a knowledge base made by robby index, which the agent
+// searches with its search_knowledge tool (-embed-model and -embed-url, or
+// ROBBY_EMBEDDINGS_MODEL and ROBBY_EMBEDDINGS_URL, add vector search); run
+// and chat take -kb-mode context to add the passages found for each prompt
+// to it instead.
 // The endpoint and key default to OPENAI_BASE_URL and OPENAI_API_KEY, then
 // to Docker Model Runner's http://localhost:12434/engines/v1; the model to
 // ROBBY_MODEL, then ai/qwen2.5.
@@ -29,6 +35,7 @@ const usage = `usage:
   robby chat [flags]           an interactive conversation with memory
   robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
   robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
+  robby index -kb FILE DIR...  index folders of documents into a knowledge base
 
 Run 'robby <command> -h' for a command's flags.
 `
@@ -62,6 +69,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return serveCmd(ctx, args[1:], stderr)
 	case "mcp":
 		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
+	case "index":
+		return indexCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -45,6 +45,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	defer f.close()
 	defer agent.Close()
 	level := slog.LevelWarn
 	if f.verbose {

@@ -26,6 +26,7 @@ func serveCmd(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer f.close()
 	defer agent.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	handler := robby.NewServer(map[string]*robby.Agent{f.model: agent},

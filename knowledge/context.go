@@ -1,0 +1,109 @@
+package knowledge
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/robby-go/robby"
+)
+
+// DefaultContextTokens is the budget of [Context] when not told.
+const DefaultContextTokens = 1000
+
+// ContextOptions choose the passages of [Context].
+type ContextOptions struct {
+	// Limit is how many passages at most (default DefaultLimit).
+	Limit int
+	// MaxTokens bounds the message (default DefaultContextTokens),
+	// estimated at 4 bytes a token: passages that would pass it are left
+	// out, and a first passage alone too long is cut.
+	MaxTokens int
+	// Mode and Filter are those of [SearchOptions].
+	Mode   Mode
+	Filter map[string]string
+}
+
+// contextIntro opens the message of Context.
+const contextIntro = "Passages from the knowledge base that may answer the user's next message. " +
+	"Use them when they are relevant, and cite each one you use by its tag in brackets, like [%s].\n"
+
+// ContextFor is the context mode: it searches r for a prompt and returns
+// the run option that gives the model the passages found as a system
+// message for that run only ([robby.WithRunSystem]), with the hits it
+// holds. Each run gets the passages of its own prompt, and the
+// conversation does not keep them:
+//
+//	opt, _, err := knowledge.ContextFor(ctx, kb, prompt, knowledge.ContextOptions{})
+//	if err != nil {
+//		return err
+//	}
+//	res, err := agent.Run(ctx, prompt, opt)
+//
+// When nothing is found, the message tells the model that the knowledge
+// base has nothing on the question, so that it does not pretend otherwise.
+func ContextFor(ctx context.Context, r Retriever, prompt string, opts ContextOptions) (robby.RunOption, []Hit, error) {
+	msg, hits, err := Context(ctx, r, prompt, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if msg == "" {
+		msg = noContext
+	}
+	return robby.WithRunSystem(msg), hits, nil
+}
+
+// noContext is the message of ContextFor when nothing was found.
+const noContext = "The knowledge base has no passage about the user's next message: " +
+	"say so if the answer depends on it."
+
+// Context searches r for query and returns a system message for the model
+// holding the passages found, each tagged with its citation, within the
+// budget of opts.MaxTokens, with the hits it holds. When nothing is found,
+// the message is "". [ContextFor] gives it to a run.
+func Context(ctx context.Context, r Retriever, query string, opts ContextOptions) (string, []Hit, error) {
+	budget := opts.MaxTokens
+	if budget <= 0 {
+		budget = DefaultContextTokens
+	}
+	budget *= 4
+	hits, err := r.Search(ctx, query, SearchOptions{Limit: opts.Limit, Mode: opts.Mode, Filter: opts.Filter})
+	if err != nil || len(hits) == 0 {
+		return "", nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, contextIntro, hits[0].Citation())
+	var kept []Hit
+	for _, h := range hits {
+		head := "\n[" + h.Citation() + "]"
+		if h.Heading != "" {
+			head += " " + h.Heading
+		}
+		head += "\n"
+		text := h.Text
+		if room := budget - b.Len() - len(head) - 1; len(text) > room {
+			if len(kept) > 0 || room < 200 {
+				continue // a later, shorter passage may fit
+			}
+			text = cutText(text, room-len("…")) + "…"
+		}
+		b.WriteString(head + text + "\n")
+		kept = append(kept, h)
+	}
+	if len(kept) == 0 {
+		return "", nil, nil
+	}
+	return b.String(), kept, nil
+}
+
+// cutText returns the longest prefix of s no longer than n bytes that ends
+// on a rune boundary.
+func cutText(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
