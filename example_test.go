@@ -283,24 +283,6 @@ func ExampleWithMCP() {
 	// Output: greet → Hi Ada
 }
 
-func ExampleParseMCPConfig() {
-	servers, err := robby.ParseMCPConfig([]byte(`{
-		"mcpServers": {
-			"files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
-			"search": {"url": "http://localhost:3001/mcp", "headers": {"Authorization": "Bearer token"}}
-		}
-	}`))
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, s := range servers {
-		fmt.Println(s.Name())
-	}
-	// Output:
-	// files
-	// search
-}
-
 func ExampleWithApproval() {
 	model := scripted(
 		robbytest.ToolCalls(robbytest.Call("say_hello", `{"name":"Bob"}`), robbytest.Call("say_hello", `{"name":"Mallory"}`)),

@@ -10,6 +10,7 @@ require (
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/segmentio/encoding v0.5.4
 	github.com/stretchr/testify v1.12.1
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	github.com/tidwall/gjson v1.20.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.60.0

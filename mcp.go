@@ -188,7 +188,11 @@ func (s MCPServer) WithConnectTimeout(d time.Duration) MCPServer { s.timeout = d
 // [DefaultMCPGracePeriod]).
 func (s MCPServer) WithGracePeriod(d time.Duration) MCPServer { s.grace = d; return s }
 
-func (s MCPServer) validate() error {
+// Validate reports what [WithMCP] would refuse of s: no name, or a server
+// not built with one of the MCP constructors or missing what its kind
+// needs. A loader of server descriptions can call it to report a faulty
+// entry where it read it.
+func (s MCPServer) Validate() error {
 	if s.name == "" {
 		return errors.New("MCP server with no name")
 	}
@@ -312,7 +316,7 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func WithMCP(servers ...MCPServer) Option {
 	return func(c *config) error {
 		for _, s := range servers {
-			if err := s.validate(); err != nil {
+			if err := s.Validate(); err != nil {
 				return err
 			}
 			for _, o := range c.mcp {

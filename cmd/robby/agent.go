@@ -12,6 +12,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/knowledge"
+	"github.com/robby-go/robby/mcpconfig"
 )
 
 // Defaults when neither a flag nor the environment says otherwise: Docker
@@ -69,7 +70,7 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		opts = append(opts, robby.WithSystem(f.system))
 	}
 	if f.mcp != "" {
-		servers, err := robby.LoadMCPConfig(f.mcp)
+		servers, err := mcpconfig.Load(f.mcp)
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/examples/internal/endpoint"
+	"github.com/robby-go/robby/mcpconfig"
 )
 
 const defaultPrompt = "Write a haiku about Go in haiku.txt, then read the file back and tell me what it says."
@@ -96,7 +97,7 @@ func run(ctx context.Context, config, prompt string) error {
 // exposes every server enabled in Docker Desktop, if the CLI has it.
 func mcpServers(config string) ([]robby.MCPServer, error) {
 	if config != "" {
-		return robby.LoadMCPConfig(config)
+		return mcpconfig.Load(config)
 	}
 	dir, err := filepath.Abs("mcp-workspace")
 	if err != nil {

@@ -1,56 +1,62 @@
-package robby
+package mcpconfig
 
 import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"net/http"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/robby-go/robby"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// mcpWant is what a test expects of an MCPServer built from a config.
-type mcpWant struct {
+// expected is what a test expects of an MCPServer built from a config.
+type expected struct {
 	name, kind, command, dir, url string
 	args, env, allow, deny        []string
-	header                        http.Header
+	header                        map[string]string
 	optional                      bool
 }
 
-func assertMCPServers(t *testing.T, want []mcpWant, got []MCPServer) {
-	t.Helper()
-	require.Len(t, got, len(want))
-	for i, w := range want {
-		s := got[i]
-		assert.Equal(t, w.name, s.name, "server %d", i)
-		assert.Equal(t, w.kind, s.kind, w.name)
-		assert.Equal(t, w.command, s.command, w.name)
-		assert.Equal(t, w.args, emptyToNil(s.args), w.name)
-		assert.Equal(t, w.env, s.env, w.name)
-		assert.Equal(t, w.dir, s.dir, w.name)
-		assert.Equal(t, w.url, s.url, w.name)
-		assert.Equal(t, w.header, s.header, w.name)
-		assert.Equal(t, w.allow, s.allow, w.name)
-		assert.Equal(t, w.deny, s.deny, w.name)
-		assert.Equal(t, w.optional, s.optional, w.name)
-		assert.Equal(t, DefaultMCPConnectTimeout, s.timeout, w.name)
-		assert.NoError(t, s.validate(), w.name)
+// server builds the server w describes with robby's constructors.
+func (w expected) server() robby.MCPServer {
+	var s robby.MCPServer
+	switch w.kind {
+	case "stdio":
+		s = robby.MCPCommand(w.name, w.command, w.args...).WithEnv(w.env...).WithDir(w.dir)
+	case "http":
+		s = robby.MCPStreamableHTTP(w.name, w.url)
+	case "sse":
+		s = robby.MCPSSE(w.name, w.url)
+	case "websocket":
+		s = robby.MCPWebSocket(w.name, w.url)
 	}
-}
-
-func emptyToNil(s []string) []string {
-	if len(s) == 0 {
-		return nil
+	for _, k := range slices.Sorted(maps.Keys(w.header)) {
+		s = s.WithHeader(k, w.header[k])
+	}
+	s = s.WithAllow(w.allow...).WithDeny(w.deny...)
+	if w.optional {
+		s = s.Optional()
 	}
 	return s
 }
 
-func TestLoadMCPConfigFormats(t *testing.T) {
+func assertMCPServers(t *testing.T, want []expected, got []robby.MCPServer) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i, w := range want {
+		assert.Equal(t, w.server(), got[i], w.name)
+		assert.NoError(t, got[i].Validate(), w.name)
+	}
+}
+
+func TestLoadFormats(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "ghp_secret")
 	t.Setenv("CONTEXT7_API_KEY", "ctx7")
 	t.Setenv("PERPLEXITY_API_KEY", "pplx")
@@ -60,10 +66,10 @@ func TestLoadMCPConfigFormats(t *testing.T) {
 	t.Setenv("DEBUG", "")
 	tests := []struct {
 		file string
-		want []mcpWant
+		want []expected
 	}{{
 		file: "claude_desktop.json",
-		want: []mcpWant{{
+		want: []expected{{
 			name: "filesystem", kind: "stdio", command: "npx",
 			args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/Users/username/Desktop", "/Users/username/Downloads"},
 		}, {
@@ -77,9 +83,9 @@ func TestLoadMCPConfigFormats(t *testing.T) {
 		}},
 	}, {
 		file: "cursor.json", // puppeteer is disabled
-		want: []mcpWant{{
+		want: []expected{{
 			name: "context7", kind: "http", url: "https://mcp.context7.com/mcp",
-			header: http.Header{"Context7_api_key": {"ctx7"}},
+			header: map[string]string{"Context7_api_key": "ctx7"},
 		}, {
 			name: "legacy", kind: "sse", url: "http://localhost:8000/sse",
 		}, {
@@ -87,7 +93,7 @@ func TestLoadMCPConfigFormats(t *testing.T) {
 		}},
 	}, {
 		file: "vscode.json", // comments, trailing commas, inputs
-		want: []mcpWant{{
+		want: []expected{{
 			name: "events", kind: "sse", url: "http://localhost:3001/events",
 		}, {
 			name: "github", kind: "http", url: "https://api.githubcopilot.com/mcp/",
@@ -98,9 +104,9 @@ func TestLoadMCPConfigFormats(t *testing.T) {
 		}},
 	}, {
 		file: "claude_code.json", // ${VAR:-default}, literal $
-		want: []mcpWant{{
+		want: []expected{{
 			name: "api-server", kind: "http", url: "https://api.example.com/mcp",
-			header: http.Header{"Authorization": {"Bearer k3y"}},
+			header: map[string]string{"Authorization": "Bearer k3y"},
 		}, {
 			name: "my-tool", kind: "stdio", command: "node",
 			args: []string{"./my-mcp-server.js"},
@@ -108,7 +114,7 @@ func TestLoadMCPConfigFormats(t *testing.T) {
 		}},
 	}, {
 		file: "robby.json",
-		want: []mcpWant{{
+		want: []expected{{
 			name: "docker", kind: "stdio", command: "docker",
 			args: []string{"mcp", "gateway", "run"}, optional: true,
 			allow: []string{"search", "fetch"},
@@ -119,14 +125,14 @@ func TestLoadMCPConfigFormats(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			got, err := LoadMCPConfig(filepath.Join("testdata", "mcp", tt.file))
+			got, err := Load(filepath.Join("testdata", tt.file))
 			require.NoError(t, err)
 			assertMCPServers(t, tt.want, got)
 		})
 	}
 }
 
-func TestParseMCPConfigTypes(t *testing.T) {
+func TestParseTypes(t *testing.T) {
 	tests := []struct {
 		name, entry, kind string
 	}{
@@ -150,15 +156,16 @@ func TestParseMCPConfigTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseMCPConfig([]byte(`{"mcpServers": {"s": ` + tt.entry + `}}`))
+			got, err := Parse([]byte(`{"mcpServers": {"s": ` + tt.entry + `}}`))
 			require.NoError(t, err)
-			require.Len(t, got, 1)
-			assert.Equal(t, tt.kind, got[0].kind)
+			var e struct{ URL, Command string }
+			require.NoError(t, json.Unmarshal([]byte(tt.entry), &e))
+			assertMCPServers(t, []expected{{name: "s", kind: tt.kind, url: e.URL, command: e.Command}}, got)
 		})
 	}
 }
 
-func TestParseMCPConfigEnvExpansion(t *testing.T) {
+func TestParseEnvExpansion(t *testing.T) {
 	t.Setenv("MCPCONFIG_A", "alpha")
 	t.Setenv("MCPCONFIG_EMPTY", "")
 	tests := []struct {
@@ -181,31 +188,31 @@ func TestParseMCPConfigEnvExpansion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := expandMCPVars(tt.in)
+			got, err := expandVars(tt.in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
 	}
 
 	t.Run("every field", func(t *testing.T) {
-		got, err := ParseMCPConfig([]byte(`{"mcpServers": {
+		got, err := Parse([]byte(`{"mcpServers": {
 			"cmd": {"command": "${MCPCONFIG_A}", "args": ["--x=${MCPCONFIG_A}", "$HOME"],
 				"env": {"B": "${MCPCONFIG_A}", "A": "1"}, "cwd": "/tmp/${MCPCONFIG_A}"},
 			"web": {"url": "https://${MCPCONFIG_A}.example.com/mcp", "headers": {"X-Key": "${env:MCPCONFIG_A}"}}
 		}}`))
 		require.NoError(t, err)
-		assertMCPServers(t, []mcpWant{{
+		assertMCPServers(t, []expected{{
 			name: "cmd", kind: "stdio", command: "alpha", args: []string{"--x=alpha", "$HOME"},
 			env: []string{"A=1", "B=alpha"}, dir: "/tmp/alpha",
 		}, {
 			name: "web", kind: "http", url: "https://alpha.example.com/mcp",
-			header: http.Header{"X-Key": {"alpha"}},
+			header: map[string]string{"X-Key": "alpha"},
 		}}, got)
 	})
 }
 
-func TestParseMCPConfigOrderAndSkips(t *testing.T) {
-	got, err := ParseMCPConfig([]byte(`{
+func TestParseOrderAndSkips(t *testing.T) {
+	got, err := Parse([]byte(`{
 		"inputs": [{"type": "promptString", "id": "key", "password": true}],
 		"servers": {
 			"zeta": {"command": "z"},
@@ -222,18 +229,21 @@ func TestParseMCPConfigOrderAndSkips(t *testing.T) {
 	}
 	assert.Equal(t, []string{"Alpha", "alpha", "mid", "zeta"}, names)
 
-	got, err = ParseMCPConfig([]byte(`{"mcpServers": {}}`))
+	got, err = Parse([]byte(`{"mcpServers": {}}`))
 	require.NoError(t, err)
 	assert.Empty(t, got)
 }
 
-func TestParseMCPConfigErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	t.Setenv("MCPCONFIG_SECRET", "hunter2")
 	t.Setenv("MCPCONFIG_EMPTY", "")
 	tests := []struct {
 		name, config, want string
 	}{
-		{"invalid JSON", "{\n  \"mcpServers\": {\n    \"a\": x\n}}", "invalid JSON at line 3, column 10: invalid character 'x'"},
+		{"invalid JSON", "{\n  \"mcpServers\": {\n    \"a\": x\n}}", "invalid JSON at line 3, column 10: invalid literal"},
+		{"secret as a bare word", "{\"mcpServers\": {\"a\": {\"url\": \"http://h\", \"headers\": {\"K\": hunter2}}}}", "invalid JSON at line 1, column 59: invalid literal"},
+		{"secret with a bad escape", `{"mcpServers": {"a": {"url": "http://h", "headers": {"K": "hunter2\q"}}}}`, "invalid JSON at line 1, column 59: invalid literal"},
+		{"column in characters", "{\"mcpServers\": {\"é\": x}}", "invalid JSON at line 1, column 22"},
 		{"truncated", `{"mcpServers": {`, "invalid JSON at line 1"},
 		{"empty file", ``, "invalid JSON at line 1, column 1"},
 		{"not an object", `["mcpServers"]`, "the file must be a JSON object"},
@@ -283,41 +293,41 @@ func TestParseMCPConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseMCPConfig([]byte(tt.config))
+			got, err := Parse([]byte(tt.config))
 			require.Error(t, err)
 			assert.Nil(t, got)
-			assert.True(t, strings.HasPrefix(err.Error(), "robby: MCP config: "), err.Error())
+			assert.True(t, strings.HasPrefix(err.Error(), "mcpconfig: "), err.Error())
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotContains(t, err.Error(), "hunter2", "a secret leaked")
 		})
 	}
 }
 
-func TestLoadMCPConfigErrors(t *testing.T) {
+func TestLoadErrors(t *testing.T) {
 	t.Run("not found", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "nope.json")
-		_, err := LoadMCPConfig(path)
+		_, err := Load(path)
 		require.Error(t, err)
 		assert.True(t, errors.Is(err, fs.ErrNotExist))
-		assert.Equal(t, "robby: MCP config "+path+": no such file or directory", err.Error())
+		assert.Equal(t, "mcpconfig: "+path+": no such file or directory", err.Error())
 	})
 	t.Run("syntax error", func(t *testing.T) {
-		path := filepath.Join("testdata", "mcp", "broken.json")
-		_, err := LoadMCPConfig(path)
+		path := filepath.Join("testdata", "broken.json")
+		_, err := Load(path)
 		require.Error(t, err)
-		assert.True(t, strings.HasPrefix(err.Error(), "robby: MCP config "+path+": invalid JSON at line 5, column 7: "), err.Error())
+		assert.True(t, strings.HasPrefix(err.Error(), "mcpconfig: "+path+": invalid JSON at line 5, column 7: "), err.Error())
 	})
 	t.Run("bad entry", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "mcp.json")
 		require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers": {"x": {"command": "a", "url": "http://h"}}}`), 0o600))
-		_, err := LoadMCPConfig(path)
+		_, err := Load(path)
 		require.Error(t, err)
-		assert.Equal(t, "robby: MCP config "+path+`: MCP server "x": both "command" and "url" are set: keep one`, err.Error())
+		assert.Equal(t, "mcpconfig: "+path+`: MCP server "x": both "command" and "url" are set: keep one`, err.Error())
 	})
 }
 
-func TestParseMCPConfigJSONC(t *testing.T) {
-	got, err := ParseMCPConfig([]byte(`// leading comment
+func TestParseJSONC(t *testing.T) {
+	got, err := Parse([]byte(`// leading comment
 	{
 		"servers": { /* block
 		comment */
@@ -325,24 +335,25 @@ func TestParseMCPConfigJSONC(t *testing.T) {
 		},
 	}`))
 	require.NoError(t, err)
-	require.Len(t, got, 1)
-	assert.Equal(t, []string{"//not a comment", "/*nor this*/", `"//"`, ",]"}, got[0].args)
+	assertMCPServers(t, []expected{{name: "a", kind: "stdio", command: "x",
+		args: []string{"//not a comment", "/*nor this*/", `"//"`, ",]"}}}, got)
 
-	_, err = ParseMCPConfig([]byte("{\"servers\": {} /* unterminated"))
+	_, err = Parse([]byte("{\"servers\": {} /* unterminated"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "invalid JSON at line 1, column 16")
 }
 
-func TestParseMCPConfigUsableByWithMCP(t *testing.T) {
-	servers, err := LoadMCPConfig(filepath.Join("testdata", "mcp", "robby.json"))
+func TestParseUsableByWithMCP(t *testing.T) {
+	servers, err := Load(filepath.Join("testdata", "robby.json"))
 	require.NoError(t, err)
-	var c config
-	require.NoError(t, WithMCP(servers...)(&c))
-	assert.Len(t, c.mcp, 2)
+	require.Len(t, servers, 2)
+	for _, s := range servers {
+		assert.NoError(t, s.Validate(), "WithMCP takes it")
+	}
 }
 
-func FuzzParseMCPConfig(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "mcp", "*.json"))
+func FuzzParse(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(f, err)
 	for _, file := range files {
 		data, err := os.ReadFile(file)
@@ -351,17 +362,14 @@ func FuzzParseMCPConfig(f *testing.F) {
 	}
 	f.Add([]byte(`{"servers": {"a": {"url": "ws://h/${X:-y}"}, "b": {"command": "c", "disabled": true}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if json.Valid(data) {
-			require.Equal(t, data, stripJSONC(data), "plain JSON must be left as is")
-		}
-		servers, err := ParseMCPConfig(data)
+		servers, err := Parse(data)
 		if err != nil {
-			require.True(t, strings.HasPrefix(err.Error(), "robby: MCP config: "), err.Error())
+			require.True(t, strings.HasPrefix(err.Error(), "mcpconfig: "), err.Error())
 			return
 		}
 		for i, s := range servers {
 			require.NotEmpty(t, s.Name())
-			require.NoError(t, s.validate())
+			require.NoError(t, s.Validate())
 			if i > 0 {
 				require.Less(t, servers[i-1].Name(), s.Name())
 			}

@@ -1,0 +1,111 @@
+package mcpconfig
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+)
+
+// expand replaces the variables in the entry's strings.
+func (e *entry) expand() error {
+	for _, f := range []struct {
+		s     *string
+		where string
+	}{{&e.command, `"command"`}, {&e.url, `"url"`}, {&e.cwd, `"cwd"`}} {
+		if err := expandField(f.s, f.where); err != nil {
+			return err
+		}
+	}
+	for i := range e.args {
+		if err := expandField(&e.args[i], fmt.Sprintf(`"args"[%d]`, i)); err != nil {
+			return err
+		}
+	}
+	if err := expandMap(e.env, "env"); err != nil {
+		return err
+	}
+	if err := expandMap(e.headers, "headers"); err != nil {
+		return err
+	}
+	return checkHeaderValues(e.headers)
+}
+
+// expandField replaces the variables in *s, saying where they were.
+func expandField(s *string, where string) error {
+	v, err := expandVars(*s)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	*s = v
+	return nil
+}
+
+// expandMap replaces the variables in the values of m, in key order.
+func expandMap(m map[string]string, name string) error {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		v := m[k]
+		if err := expandField(&v, fmt.Sprintf("%q %q", name, k)); err != nil {
+			return err
+		}
+		m[k] = v
+	}
+	return nil
+}
+
+// checkHeaderValues rejects values that would split a header, which the
+// HTTP client would refuse only when connecting.
+func checkHeaderValues(h map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if strings.ContainsAny(h[k], "\r\n\x00") {
+			return fmt.Errorf(`"headers" %q: value has a line break or NUL`, k)
+		}
+	}
+	return nil
+}
+
+// expandVars replaces ${VAR}, ${env:VAR} and ${VAR:-default} with the
+// environment's values. Unlike [os.ExpandEnv], it leaves $VAR and a lone $
+// alone, and fails on a variable that is not set.
+func expandVars(s string) (string, error) {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return "", errors.New("unterminated ${") // the value may be a secret
+		}
+		v, err := lookupVar(s[i+2 : i+j])
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(s[:i])
+		b.WriteString(v)
+		s = s[i+j+1:]
+	}
+}
+
+// lookupVar returns the value of a variable reference, the text between
+// ${ and }.
+func lookupVar(ref string) (string, error) {
+	if strings.HasPrefix(ref, "input:") {
+		return "", fmt.Errorf("${%s}: VS Code inputs are not supported: use ${env:NAME}", ref)
+	}
+	name, def, hasDef := strings.Cut(strings.TrimPrefix(ref, "env:"), ":-")
+	if name == "" {
+		return "", fmt.Errorf("${%s}: no variable name", ref)
+	}
+	if v, ok := os.LookupEnv(name); ok && (v != "" || !hasDef) {
+		return v, nil
+	}
+	if hasDef {
+		return def, nil
+	}
+	return "", fmt.Errorf("environment variable %s is not set", name)
+}
