@@ -36,6 +36,8 @@ type Agent struct {
 
 	mu   sync.Mutex
 	conv messages // append-only between resets
+
+	compact compactState // used by the operation holding busy
 }
 
 // core is what an agent and its clones share; nothing in it changes after
@@ -51,6 +53,12 @@ type core struct {
 	log       *slog.Logger
 	secrets   secrets // kept out of errors
 	tools     toolbox
+
+	window     int          // given by WithContextWindow
+	learned    atomic.Int64 // the window the provider reported
+	discovery  sync.Once
+	compaction CompactionPolicy
+	pinFirst   bool
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -128,13 +136,16 @@ func New(opts ...Option) (*Agent, error) {
 		return nil, errors.New("robby: no model: use WithModel")
 	}
 	c := &core{
-		reqOpts:   requestOptions(&cfg),
-		params:    cfg.params,
-		maxTurns:  cfg.maxTurns,
-		finalTurn: cfg.finalTurn,
-		log:       cfg.logger,
-		secrets:   secretsOf(&cfg),
-		closed:    make(chan struct{}),
+		reqOpts:    requestOptions(&cfg),
+		params:     cfg.params,
+		maxTurns:   cfg.maxTurns,
+		finalTurn:  cfg.finalTurn,
+		log:        cfg.logger,
+		secrets:    secretsOf(&cfg),
+		window:     cfg.window,
+		compaction: cfg.compaction,
+		pinFirst:   cfg.pinFirst,
+		closed:     make(chan struct{}),
 	}
 	if cfg.client != nil {
 		c.client = *cfg.client

@@ -135,7 +135,7 @@ func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
 	var r *reply
 	req, err := a.request(nil)
 	if err == nil {
-		r, err = a.complete(ctx, req, onDelta)
+		r, err = a.sendFitting(ctx, req, onDelta, 0, nil)
 	}
 	if err != nil {
 		if r != nil {
@@ -163,7 +163,7 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := a.complete(ctx, req, nil)
+	r, err := a.sendFitting(ctx, req, nil, 0, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -57,6 +57,7 @@ var (
 type APIError struct {
 	StatusCode int    // HTTP status; 0 for an error sent inside a stream
 	Message    string // the provider's message, or the body's text
+	body       []byte // the error body, to recognise context-length errors
 	err        error
 }
 
@@ -119,7 +120,7 @@ func endpointError(err error, c *errorCapture) error {
 	var se *ssestream.StreamError
 	switch {
 	case errors.As(err, &se):
-		return &APIError{Message: providerMessage([]byte(se.Event.Data)), err: err}
+		return &APIError{Message: providerMessage([]byte(se.Event.Data)), body: se.Event.Data, err: err}
 	case c.status != 0:
 		if !isOE {
 			// openai-go could not even decode the body: give callers the
@@ -127,7 +128,7 @@ func endpointError(err error, c *errorCapture) error {
 			oe = &openai.Error{StatusCode: c.status, Request: c.req, Response: c.res}
 		}
 		oe.Message = providerMessage(c.body)
-		return &APIError{StatusCode: c.status, Message: oe.Message, err: oe}
+		return &APIError{StatusCode: c.status, Message: oe.Message, body: c.body, err: oe}
 	case isOE:
 		return &APIError{StatusCode: oe.StatusCode, Message: oe.Message, err: oe}
 	}

@@ -18,9 +18,10 @@ const (
 	EventLog                             // Notice is a message an MCP server logged during a call
 	EventTurnEnd                         // the turn is over; Usage is its usage
 	EventDone                            // the run is over; Result is set
+	EventCompaction                      // Compaction says how the request about to be sent was shortened
 )
 
-var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done"}
+var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done", "compaction"}
 
 // String returns the kind's name, such as "tool-call".
 func (k EventKind) String() string {
@@ -40,6 +41,7 @@ type Event struct {
 	Notice     *Notice
 	Usage      Usage
 	Result     *Result
+	Compaction *Compaction
 }
 
 // A Notice is a notification an MCP server sent while one of its tools ran.

@@ -169,7 +169,7 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 		if final {
 			req.tools, req.caller = nil, nil
 		}
-		r, err := a.complete(ctx, req, a.deltaEmitter(turn, emit))
+		r, err := a.sendFitting(ctx, req, a.deltaEmitter(turn, emit), turn, emit)
 		if r != nil {
 			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby/internal/tokens"
 )
 
 // messages are messages with the JSON of the first len(raw) of them, so
@@ -12,6 +14,7 @@ import (
 type messages struct {
 	list []openai.ChatCompletionMessageParamUnion
 	raw  []json.RawMessage // raw[i] encodes list[i]
+	tok  []int             // tok[i] estimates the tokens of raw[i], for compaction
 }
 
 // add appends m, with raw as its JSON when every message before it has its
@@ -39,6 +42,15 @@ func (ms *messages) encoded() ([]json.RawMessage, error) {
 	return raw[:len(raw):len(raw)], err
 }
 
+// tokens returns the estimated tokens of the first n encoded messages,
+// counting those not counted yet.
+func (ms *messages) tokens(n int) []int {
+	for i := len(ms.tok); i < n; i++ {
+		ms.tok = append(ms.tok, tokens.Count(ms.raw[i]))
+	}
+	return ms.tok
+}
+
 func (ms messages) clone() messages {
-	return messages{list: slices.Clone(ms.list), raw: slices.Clone(ms.raw)}
+	return messages{list: slices.Clone(ms.list), raw: slices.Clone(ms.raw), tok: slices.Clone(ms.tok)}
 }

@@ -44,6 +44,10 @@ type config struct {
 	mcp       []MCPServer
 	mcpTools  []string
 	portable  bool
+
+	window     int // the model's context window, 0 if not given
+	compaction CompactionPolicy
+	pinFirst   bool
 }
 
 func defaultConfig() config {

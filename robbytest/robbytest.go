@@ -40,6 +40,9 @@ type Server struct {
 	requests []Request
 	// embeddings are the inputs of each /v1/embeddings request.
 	embeddings [][]string
+
+	limit      int // the context window ContextLimit set, 0 if none
+	limitShape string
 }
 
 // NewServer starts a server with an empty queue. Close it when done.
@@ -83,6 +86,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveEmbeddings(w, r)
 		return
 	}
+	if strings.HasSuffix(r.URL.Path, "/props") || strings.HasSuffix(r.URL.Path, "/api/show") {
+		// llama.cpp's and Ollama's, not OpenAI's: answer as OpenAI does.
+		writeError(w, http.StatusNotFound, "robbytest: no such endpoint")
+		return
+	}
 	req, err := readRequest(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
@@ -91,17 +99,30 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(req.Body)) // for a Handler reply
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
+	if s.limit > 0 && req.Tokens > s.limit {
+		limit, shape := s.limit, s.limitShape
+		s.mu.Unlock()
+		over := ContextLengthError(shape, req.Tokens, limit)
+		over.serve(w, r, &req)
+		return
+	}
 	var next *Reply
 	if len(s.replies) > 0 {
 		next = &s.replies[0]
 		s.replies = s.replies[1:]
 	}
+	limited := s.limit > 0
 	s.mu.Unlock()
 	if next == nil {
 		// A test error, not a fault to retry: openai-go honours this header.
 		w.Header().Set("X-Should-Retry", "false")
 		writeError(w, http.StatusInternalServerError, "robbytest: no reply scripted for this request")
 		return
+	}
+	if limited {
+		reply := *next
+		reply.usage[0] = req.Tokens
+		next = &reply
 	}
 	next.serve(w, r, &req)
 }
@@ -116,6 +137,9 @@ type Request struct {
 	Stream     bool
 	Messages   []Message
 	Tools      []string // the names of the tools offered
+	// Tokens estimates the prompt's tokens (messages and tools) as robby
+	// does, for [Server.ContextLimit].
+	Tokens int
 }
 
 // A Message is a message of a [Request], reduced to what tests check.
@@ -164,12 +188,17 @@ func readRequest(r *http.Request) (Request, error) {
 			} `json:"function"`
 		} `json:"tools"`
 	}
+	var parts struct { // the same, as sent
+		Messages []json.RawMessage `json:"messages"`
+		Tools    []json.RawMessage `json:"tools"`
+	}
 	raw := new(strings.Builder)
 	dec := json.NewDecoder(teeReader{r.Body, raw})
 	if err := dec.Decode(&body); err != nil {
 		return Request{}, fmt.Errorf("robbytest: request body: %v", err)
 	}
-	req := Request{Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(), Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream}
+	_ = json.Unmarshal([]byte(raw.String()), &parts) // valid: decoded above
+	req := Request{Tokens: promptTokens(parts.Messages, parts.Tools), Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(), Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream}
 	for _, m := range body.Messages {
 		msg := Message{Role: m.Role, Content: contentText(m.Content), ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
