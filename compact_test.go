@@ -393,3 +393,43 @@ func TestCompactionUsesProviderCounts(t *testing.T) {
 		assert.LessOrEqual(t, 2*req.Tokens, 3000+200, "request %d: %d tokens as the provider counts them", i, 2*req.Tokens)
 	}
 }
+
+// A run's own system message goes after the system prompt, counted in the
+// budget, whatever compaction leaves out.
+func TestCompactionWithRunSystem(t *testing.T) {
+	srv := newServer(t)
+	srv.ContextLimit(700, robbytest.LlamaCpp)
+	a := newTestAgent(t, srv, WithSystem("S"), WithContextWindow(800), WithCompaction(DropOldestTurns()))
+	a.AddMessages(longHistory(20)...)
+	srv.Reply(robbytest.Text("ok"))
+	extra := "Context: " + strings.Repeat("a fact to know. ", 30)
+	_, err := a.Run(t.Context(), "and?", WithRunSystem(extra))
+	require.NoError(t, err)
+	req := srv.Requests()[0]
+	assert.LessOrEqual(t, req.Tokens, 600)
+	assert.Equal(t, "S", req.Messages[0].Content)
+	assert.Equal(t, extra, req.Messages[1].Content)
+	assert.Equal(t, "and?", req.Messages[len(req.Messages)-1].Content)
+	assert.Less(t, len(req.Messages), 20)
+}
+
+// BenchmarkFit measures the budget check alone, on a conversation of
+// 1,000 messages of about 1 KB that fits (see BenchmarkLongConversation's
+// robby-compaction for the whole turn).
+func BenchmarkFit(b *testing.B) {
+	a, err := New(WithModel("m"), WithCompaction(DropOldestTurns()), WithContextWindow(1<<22))
+	require.NoError(b, err)
+	defer a.Close()
+	for i := range 1000 {
+		a.AddMessages(openai.UserMessage(fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 85))))
+	}
+	for b.Loop() {
+		req, err := a.request(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.fit(b.Context(), req, 1, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

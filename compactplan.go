@@ -23,14 +23,15 @@ type plan struct {
 	est     []int
 	pending []json.RawMessage
 	pendTok []int
-	toolTok int
+	toolTok int // the tools', and the run's system message's
 
-	system  int // history[:system] are the leading system messages
-	first   int // the pinned first user message, or -1
-	cut     int // history[system:cut] are not sent, but for first
-	summary json.RawMessage
-	sumTok  int
-	custom  []json.RawMessage // what a CompactFunc chose to send instead
+	system     int // history[:system] are the leading system messages
+	first      int // the pinned first user message, or -1
+	cut        int // history[system:cut] are not sent, but for first
+	summary    json.RawMessage
+	sumTok     int
+	custom     []json.RawMessage // what a CompactFunc chose to send instead
+	customLead int               // the system messages that open it
 	// replaced are messages cut to fit, by their place in what is sent.
 	replaced map[int]json.RawMessage
 	saved    int // tokens the cuts saved
@@ -42,7 +43,7 @@ const replyTokens = 3
 
 func newPlan(req *request, list []openai.ChatCompletionMessageParamUnion, est []int, pinFirst bool, st *compactState) *plan {
 	p := &plan{history: req.history, list: list, est: est, pending: req.pending, first: -1}
-	for _, t := range [...][]json.RawMessage{req.tools, req.external} {
+	for _, t := range [...][]json.RawMessage{req.tools, req.caller, req.system} {
 		for _, raw := range t {
 			p.toolTok += tokens.Count(raw)
 		}
@@ -142,6 +143,10 @@ func (p *plan) apply(req *request) {
 		return // all of it, as it is
 	}
 	out := p.sent()
+	req.lead = p.system
+	if p.custom != nil {
+		req.lead = p.customLead
+	}
 	if len(p.replaced) > 0 {
 		if len(p.pending) == 0 && p.custom == nil && p.cut == p.system && p.summary == nil {
 			out = append([]json.RawMessage(nil), out...) // history is the conversation's own
@@ -212,6 +217,9 @@ func (p *plan) compactWith(ctx context.Context, fn CompactFunc, budget int, ev *
 		return fmt.Errorf("robby: compaction function: %w", err)
 	}
 	p.custom = make([]json.RawMessage, len(msgs))
+	for p.customLead < len(msgs) && (msgs[p.customLead].OfSystem != nil || msgs[p.customLead].OfDeveloper != nil) {
+		p.customLead++
+	}
 	for i, m := range msgs {
 		if p.custom[i], err = m.MarshalJSON(); err != nil {
 			return fmt.Errorf("robby: compaction function: message %d: %w", i, err)

@@ -118,6 +118,8 @@ func BenchmarkStreamLatency(b *testing.B) {
 // Both sides send the whole history: the fake server reads it all. A third
 // side, "http", posts the same request body, built beforehand, with
 // net/http alone: the cost of moving the bytes, which no client avoids.
+// "robby-compaction" is robby's turn with WithCompaction, in a window the
+// conversation fits: the cost of the budget check.
 func BenchmarkLongConversation(b *testing.B) {
 	reply := []byte(`{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
 	var last atomic.Pointer[[]byte] // the last request body
@@ -139,8 +141,8 @@ func BenchmarkLongConversation(b *testing.B) {
 			}
 		}
 		question := openai.UserMessage("and then?")
-		b.Run(fmt.Sprintf("messages=%d/robby", n), func(b *testing.B) {
-			a, err := robby.New(robby.WithBaseURL(srv.URL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"))
+		robbyTurn := func(b *testing.B, opts ...robby.Option) {
+			a, err := robby.New(append(opts, robby.WithBaseURL(srv.URL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"))...)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -156,6 +158,11 @@ func BenchmarkLongConversation(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		}
+		b.Run(fmt.Sprintf("messages=%d/robby", n), func(b *testing.B) { robbyTurn(b) })
+		// The same turn with the budget check, in a window it fits.
+		b.Run(fmt.Sprintf("messages=%d/robby-compaction", n), func(b *testing.B) {
+			robbyTurn(b, robby.WithCompaction(robby.DropOldestTurns()), robby.WithContextWindow(1<<22))
 		})
 		b.Run(fmt.Sprintf("messages=%d/openai-go", n), func(b *testing.B) {
 			client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(""))

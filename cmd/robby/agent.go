@@ -29,6 +29,8 @@ type agentFlags struct {
 	verbose                             bool
 	kb                                  kbFlags
 	kbase                               *knowledge.Base // opened by newAgent, closed by close
+	compact                             string          // a compaction policy, or "off"
+	contextWindow                       int
 }
 
 func (f *agentFlags) register(fs *flag.FlagSet) {
@@ -40,6 +42,29 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
 	fs.BoolVar(&f.verbose, "v", false, "log requests and MCP servers to stderr")
 	f.kb.register(fs)
+	fs.StringVar(&f.compact, "compact", "drop", "fit long conversations into the context window: drop (the oldest turns), summarize, or off")
+	fs.IntVar(&f.contextWindow, "context", 0, "the model's context window in tokens; 0 asks the server, or learns it from its errors")
+}
+
+// compaction returns the options of the -compact and -context flags.
+func (f *agentFlags) compaction() ([]robby.Option, error) {
+	var opts []robby.Option
+	switch f.compact {
+	case "drop":
+		opts = append(opts, robby.WithCompaction(robby.DropOldestTurns()))
+	case "summarize":
+		opts = append(opts, robby.WithCompaction(robby.SummarizeOldTurns()))
+	case "off":
+	default:
+		return nil, fmt.Errorf("bad -compact %q: give drop, summarize or off", f.compact)
+	}
+	if f.contextWindow < 0 {
+		return nil, fmt.Errorf("bad -context %d: give a number of tokens, or 0", f.contextWindow)
+	}
+	if f.contextWindow > 0 {
+		opts = append(opts, robby.WithContextWindow(f.contextWindow))
+	}
+	return opts, nil
 }
 
 func envOr(key, def string) string {
@@ -69,6 +94,11 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 	if f.system != "" {
 		opts = append(opts, robby.WithSystem(f.system))
 	}
+	compaction, err := f.compaction()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, compaction...)
 	if f.mcp != "" {
 		servers, err := mcpconfig.Load(f.mcp)
 		if err != nil {

@@ -96,6 +96,10 @@ func answer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stde
 		case robby.EventToolResult:
 			r := ev.ToolResult
 			fmt.Fprintf(stderr, "← %s (%v): %s\n", r.Call.Name, r.Duration.Round(1e6), oneLine(r.Output, 200))
+		case robby.EventCompaction:
+			c := ev.Compaction
+			fmt.Fprintf(stderr, "… conversation compacted (%s): %d turns left out, %d messages cut, %d → %d tokens of %d\n",
+				c.Policy, c.TurnsDropped, c.MessagesCut, c.TokensBefore, c.TokensAfter, c.Budget)
 		case robby.EventProgress:
 			fmt.Fprintf(stderr, "… %s/%s %v/%v %s\n", ev.Notice.Server, ev.Notice.Tool, ev.Notice.Progress, ev.Notice.Total, ev.Notice.Message)
 		case robby.EventDone:

@@ -64,20 +64,7 @@ func TestChatKeepsMemory(t *testing.T) {
 func TestServeAnswersAndShutsDown(t *testing.T) {
 	srv := upstream(t, robbytest.Text("served answer"))
 	ctx, cancel := context.WithCancel(t.Context())
-	stderr := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "-addr", "127.0.0.1:0", "-base-url", srv.URL, "-model", "agent", "-token", "tok"}, nil, io.Discard, stderr)
-	}()
-
-	var base string
-	require.Eventually(t, func() bool {
-		m := regexp.MustCompile(`on (http://\S+/v1)`).FindStringSubmatch(stderr.String())
-		if m != nil {
-			base = m[1]
-		}
-		return m != nil
-	}, 5*time.Second, 10*time.Millisecond)
+	base, stderr, done := startServe(ctx, t, "-addr", "127.0.0.1:0", "-base-url", srv.URL, "-model", "agent", "-token", "tok")
 	assert.Equal(t, "served answer", streamFrom(t, base, "tok", "hi"))
 
 	cancel()
@@ -88,6 +75,24 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 	assert.Contains(t, stderr.String(), "shutting down")
+}
+
+// startServe runs robby serve with args until ctx is done, and returns
+// the endpoint's base URL, its stderr and its outcome.
+func startServe(ctx context.Context, t *testing.T, args ...string) (string, *syncBuffer, <-chan error) {
+	t.Helper()
+	stderr := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"serve"}, args...), nil, io.Discard, stderr) }()
+	var base string
+	require.Eventually(t, func() bool {
+		m := regexp.MustCompile(`on (http://\S+/v1)`).FindStringSubmatch(stderr.String())
+		if m != nil {
+			base = m[1]
+		}
+		return m != nil
+	}, 5*time.Second, 10*time.Millisecond)
+	return base, stderr, done
 }
 
 // streamFrom asks the model "agent" of a served endpoint for prompt,
