@@ -88,13 +88,25 @@
 // [Agent.ToolsCompletion] and [Agent.ExecuteToolCalls] do one step each and
 // keep the conversation as the loop would.
 //
+// # Long conversations
+//
+// With [WithCompaction], each request is fitted into the model's context
+// window less room for the answer: the oldest whole turns are left out
+// ([DropOldestTurns]), summed up by the model ([SummarizeOldTurns]) or
+// chosen by a function of yours ([CompactWith]), and a provider's
+// context-length error leads to one compaction and retry before it
+// surfaces as a [*ContextLengthError]. The conversation keeps every
+// message; [EventCompaction] reports each compaction.
+//
 // # Errors
 //
 // Errors from the endpoint are [*APIError]s carrying the HTTP status and the
 // provider's own message, whatever the shape of its error body; the
 // [*openai.Error] they wrap is reachable with [errors.As]. openai-go retries
 // 408, 409, 429 and 5xx answers, honouring Retry-After. A run that reaches
-// its turn limit returns [ErrMaxTurns] with its partial result.
+// its turn limit returns [ErrMaxTurns] with its partial result. A
+// provider's context-length error is a [*ContextLengthError], matching
+// [ErrContextLength], that names the sizes.
 //
 // # Concurrency
 //
