@@ -159,7 +159,7 @@ func TestAgentAnswersWithContextAndCites(t *testing.T) {
 	assert.Empty(t, req.Tools, "context mode needs no tool")
 
 	// The next run gets its own passages; the conversation kept none.
-	prompt = "Which Go version does Robby need?"
+	prompt = "Which Go version is required?"
 	opt, _, err = knowledge.ContextFor(ctx, b, prompt, knowledge.ContextOptions{Limit: 1})
 	require.NoError(t, err)
 	res, err = agent.Run(ctx, prompt, opt)

@@ -57,6 +57,11 @@ func (s splitter) split(text string, markdown bool) []chunk {
 			i = lastPara
 			end = units[i-1].end
 		}
+		// A heading with nothing under it before the next heading is no
+		// passage: its title lives on in the next section's heading path.
+		if i == first+1 && units[first].heading && i < len(units) && units[i].heading {
+			continue
+		}
 		chunks = append(chunks, chunk{heading: units[first].section, start: units[first].start, end: end})
 		if i >= len(units) || units[i].heading || units[i].section != units[first].section {
 			continue

@@ -36,7 +36,7 @@ func TestSplitKeepsHeadingsAndPositions(t *testing.T) {
 		text := guide[c.start:c.end]
 		assert.Equal(t, strings.TrimSpace(text), text, "a chunk starts and ends on text")
 	}
-	assert.Equal(t, []string{"Guide", "Guide > Install", "Guide > Use", "Guide > Use > Tools"}, headings)
+	assert.Equal(t, []string{"Guide", "Guide > Install", "Guide > Use > Tools"}, headings, "a heading with nothing under it is no chunk")
 	install := guide[chunks[1].start:chunks[1].end]
 	assert.True(t, strings.HasPrefix(install, "## Install"))
 	assert.Contains(t, install, "# a comment, not a heading", "a code block is not cut at a # line")
