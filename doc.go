@@ -88,6 +88,13 @@
 // [Agent.ToolsCompletion] and [Agent.ExecuteToolCalls] do one step each and
 // keep the conversation as the loop would.
 //
+// A [Store] keeps conversations beyond the process, per user: packages
+// sqlitestore (one file) and pgstore (PostgreSQL). A run given
+// [WithConversation] starts from the stored conversation and saves each
+// message as it happens, so a crash loses nothing that was saved, and the
+// next run finishes the calls it interrupted ([Tool.Idempotent],
+// [ErrInterrupted]).
+//
 // # Long conversations
 //
 // With [WithCompaction], each request is fitted into the model's context

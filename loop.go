@@ -109,8 +109,8 @@ var errStopped = errors.New("robby: stream consumer stopped")
 // run is the loop behind Run and Resume (emit nil, plain requests) and
 // their streamed forms. prompt is added with the first turn, after the
 // results of the calls the conversation awaits.
-func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit func(Event) bool) (*Result, error) {
-	res := new(Result)
+func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit func(Event) bool) (res *Result, err error) {
+	res = new(Result)
 	rc, err := newRunConfig(opts)
 	if err != nil {
 		return res, err
@@ -134,6 +134,10 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 	if err != nil {
 		return res, err
 	}
+	if err := rc.journal.load(ctx, a, prompt, &rc); err != nil {
+		return res, err
+	}
+	defer func() { rc.journal.fail(ctx, err) }()
 	answers, err := rc.answers(a.awaiting(), a.core.tools.policy.maxOutput)
 	if err != nil {
 		return res, err
@@ -143,6 +147,9 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 		pending.add(toolMessage(r))
 	}
 	pending.addAll(prompt)
+	if err := rc.journal.save(ctx, pending); err != nil {
+		return res, err
+	}
 	commit := func() {
 		a.addMessages(pending)
 		res.Messages = append(res.Messages, pending.list...)
@@ -181,28 +188,36 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 		}
 		res.Usage.add(r.usage)
 		calls := r.toolCalls()
-		if ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) }); len(ext) > 0 && !final {
+		ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) })
+		paused := len(ext) > 0 && !final
+		if paused {
 			// The caller runs these: the run ends with them unanswered.
 			// Calls of the agent's own tools in the same turn are left
 			// out; the model will ask again once it has the results.
-			pending.add(r.message(ext))
+			calls = ext
+		}
+		msg, raw := r.message(calls)
+		pending.add(msg, raw)
+		if err := rc.journal.saveOne(ctx, msg, raw); err != nil {
+			return res, err
+		}
+		if paused || len(calls) == 0 {
 			commit()
-			res.Pending = ext
+			if paused {
+				res.Pending = ext
+			}
 			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
 			return res, nil
 		}
-		pending.add(r.message(calls))
-		if len(calls) == 0 {
-			commit()
-			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
-			return res, nil
-		}
-		results := a.runTools(ctx, ts, turn, calls, final, emit)
+		results := a.runTools(ctx, ts, turn, calls, final, emit, rc.journal)
 		res.ToolCalls = append(res.ToolCalls, results...)
 		for _, r := range results {
 			pending.add(toolMessage(r))
 		}
 		commit()
+		if err := rc.journal.failed(); err != nil {
+			return res, err
+		}
 		if !emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage}) || ctx.Err() != nil {
 			return res, fmt.Errorf("robby: run: %w", context.Cause(ctx))
 		}
@@ -232,7 +247,10 @@ func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
 // runTools runs the calls of one turn, reporting each call and, as soon as
 // it is known, each result. On the final turn no tool is offered, so no
 // call is run.
-func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool) []ToolResult {
+//
+// Each result is saved to the run's stored conversation, if any, as soon as
+// it is known.
+func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) []ToolResult {
 	for _, c := range calls {
 		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: c})
 	}
@@ -241,11 +259,12 @@ func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []Too
 		for i, c := range calls {
 			results[i].Call = c
 			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), 0, nil, i)
+			j.saveResult(ctx, results[i])
 		}
 		return results
 	}
 	results := make([]ToolResult, len(calls))
-	if emit == nil {
+	if emit == nil && j == nil {
 		a.execute(ctx, ts, calls, results, nil)
 		return results
 	}
@@ -261,6 +280,7 @@ func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []Too
 		select {
 		case i := <-done:
 			left--
+			j.saveResult(ctx, results[i])
 			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: calls[i], ToolResult: &results[i]})
 		case n := <-sink.ch:
 			kind := EventProgress

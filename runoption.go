@@ -21,6 +21,7 @@ type runConfig struct {
 	caller  []openai.FunctionDefinitionParam
 	results []ToolResult
 	system  json.RawMessage // a system message for this run only
+	journal *journal        // the stored conversation, if any: conversation.go
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],

@@ -35,6 +35,7 @@ type Tool struct {
 	// honorsContext marks a call known to return when its context ends
 	// (an MCP call), which then needs no goroutine to be abandoned.
 	honorsContext bool
+	idempotent    bool  // safe to run again after a crash: conversation.go
 	err           error // a construction error, reported by New
 }
 

@@ -55,3 +55,15 @@ func TestOpenTogether(t *testing.T) {
 	_, err = pgstore.Open(context.Background(), dsn)
 	assert.ErrorContains(t, err, "schema version 99 is newer")
 }
+
+func TestCrash(t *testing.T) {
+	kills := 200
+	if testing.Short() {
+		kills = 20
+	}
+	storetest.Crash(t, kills, func(t *testing.T) string {
+		return pgtest.Start(t).NewDatabase(t)
+	}, func(t *testing.T, dsn string) robby.Store {
+		return open(t, dsn)
+	})
+}

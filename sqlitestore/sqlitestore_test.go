@@ -116,3 +116,15 @@ func TestOpenTogether(t *testing.T) {
 	_, err = sqlitestore.Open(context.Background(), path)
 	assert.ErrorContains(t, err, "schema version 99 is newer")
 }
+
+func TestCrash(t *testing.T) {
+	kills := 200
+	if testing.Short() {
+		kills = 20
+	}
+	storetest.Crash(t, kills, func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "crash.db")
+	}, func(t *testing.T, path string) robby.Store {
+		return open(t, path)
+	})
+}

@@ -1,0 +1,225 @@
+package robby
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// WithConversation binds a run to conversation id of user in store. The
+// run starts from the stored conversation (after the agent's system prompt
+// and [WithParams] messages, which are not stored), replacing the agent's
+// own, and saves every message as it happens: the prompt and the results
+// the run starts with before the model is asked, each assistant message
+// with its tool calls before the tools run, each tool result as soon as
+// its tool returns, the answer; and the error that ends a run, as an error
+// record the model never sees. The conversation is created, titled with
+// the prompt, if the user has none with that ID.
+//
+// A run bound to a conversation that a crash interrupted first finishes
+// what was left: each call of the agent's own tools without a result is
+// run again if the tool is [Tool.Idempotent], and otherwise answered with
+// an error wrapping [ErrInterrupted], which the model reads; then the run
+// goes on. [Agent.Resume] with WithConversation does only that and asks
+// the model for what comes next. Calls of tools the agent does not have
+// (caller-run tools) are left to [WithToolResults].
+//
+// Any number of agents and processes may bind runs to the same stored
+// conversation, one run at a time: a run that finds the conversation
+// changed by another one meanwhile fails with an error wrapping
+// [ErrConflict], having saved nothing twice. A run whose save fails stops
+// with the store's error.
+func WithConversation(store Store, user, id string) RunOption {
+	return func(rc *runConfig) error {
+		if store == nil || id == "" {
+			return errors.New("WithConversation: a store and a conversation ID are needed")
+		}
+		rc.journal = &journal{store: store, user: user, id: id}
+		return nil
+	}
+}
+
+// ErrInterrupted is the error a call's result reports when the run that
+// made the call stopped (the process crashed) before the tool returned,
+// and the tool is not [Tool.Idempotent]. The model reads it.
+var ErrInterrupted = errors.New("robby: interrupted: the program stopped before this call returned, and it was not run again")
+
+// Idempotent returns a copy of t marked as safe to run again with the same
+// arguments: a call of it that a crash interrupted is run again when the
+// run resumes ([WithConversation]), instead of being reported interrupted.
+func (t Tool) Idempotent() Tool {
+	t.idempotent = true
+	return t
+}
+
+// saveTimeout bounds each write to the store, which is made even when the
+// run's context has ended.
+const saveTimeout = 30 * time.Second
+
+// maxTitle bounds the title a new conversation takes from its prompt.
+const maxTitle = 80
+
+// A journal saves a run's messages to its stored conversation. Its methods
+// do nothing on a nil journal: a run not bound to one.
+type journal struct {
+	store    Store
+	user, id string
+	count    int64 // messages stored
+	loaded   bool
+	err      error // the first failed save; later saves do nothing
+}
+
+// load replaces a's conversation with the stored one, creating it if
+// needed, then finishes the calls a crash left without a result.
+func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runConfig) error {
+	if j == nil {
+		return nil
+	}
+	c, stored, err := j.store.Load(ctx, j.user, j.id)
+	if errors.Is(err, ErrNoConversation) {
+		c, err = j.store.Create(ctx, Conversation{User: j.user, ID: j.id, Title: titleOf(prompt)})
+		if errors.Is(err, ErrConversationExists) { // created meanwhile
+			c, stored, err = j.store.Load(ctx, j.user, j.id)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("robby: loading conversation %q: %w", j.id, err)
+	}
+	conv := a.core.initial.clone()
+	for _, m := range stored {
+		if m.Chat == nil {
+			continue // an error record, for people
+		}
+		var msg openai.ChatCompletionMessageParamUnion
+		if err := msg.UnmarshalJSON(m.Chat); err != nil {
+			return fmt.Errorf("robby: conversation %q, message %d: %w", j.id, m.Seq, err)
+		}
+		conv.add(msg, m.Chat)
+	}
+	a.mu.Lock()
+	a.conv = conv
+	a.mu.Unlock()
+	j.count, j.loaded = c.Messages, true
+	return j.finishInterrupted(ctx, a, rc)
+}
+
+// finishInterrupted gives a result to each call of the agent's own tools
+// that awaits one and that the run's options do not answer.
+func (j *journal) finishInterrupted(ctx context.Context, a *Agent, rc *runConfig) error {
+	ts := a.core.tools.get(ctx)
+	var results []ToolResult // in the order of the calls
+	var again []ToolCall
+	var at []int // where the results of again go
+	for _, c := range a.awaiting() {
+		t := ts.byName[c.Name]
+		if t == nil || slices.ContainsFunc(rc.results, func(r ToolResult) bool { return r.Call.ID == c.ID }) {
+			continue
+		}
+		r := ToolResult{Call: c}
+		if t.idempotent {
+			again, at = append(again, c), append(at, len(results))
+		} else {
+			r.finish(ErrInterrupted, 0, nil, 0)
+		}
+		results = append(results, r)
+	}
+	if len(again) > 0 {
+		rerun := make([]ToolResult, len(again))
+		a.execute(ctx, ts, again, rerun, nil)
+		for i, r := range rerun {
+			results[at[i]] = r
+		}
+	}
+	var ms messages
+	for _, r := range results {
+		ms.add(toolMessage(r))
+	}
+	if err := j.save(ctx, ms); err != nil {
+		return err
+	}
+	a.addMessages(ms)
+	return nil
+}
+
+// titleOf returns the start of a prompt, to title a conversation with.
+func titleOf(prompt messages) string {
+	if len(prompt.list) == 0 || prompt.list[0].OfUser == nil {
+		return ""
+	}
+	title := prompt.list[0].OfUser.Content.OfString.Value
+	if len(title) > maxTitle {
+		title = cutUTF8(title, maxTitle) + "…"
+	}
+	return title
+}
+
+// save appends messages to the stored conversation.
+func (j *journal) save(ctx context.Context, ms messages) error {
+	if j == nil || len(ms.list) == 0 {
+		return nil
+	}
+	if j.err != nil {
+		return j.err
+	}
+	raw, err := ms.encoded()
+	if err != nil {
+		return err
+	}
+	stored := make([]Message, len(raw))
+	for i := range raw {
+		stored[i].Chat = raw[i]
+	}
+	// A run stopped midway still keeps what it did.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := j.store.Append(ctx, j.user, j.id, j.count, stored...); err != nil {
+		j.err = fmt.Errorf("robby: saving to conversation %q: %w", j.id, err)
+		return j.err
+	}
+	j.count += int64(len(stored))
+	return nil
+}
+
+// saveOne appends one message.
+func (j *journal) saveOne(ctx context.Context, m openai.ChatCompletionMessageParamUnion, raw json.RawMessage) error {
+	if j == nil {
+		return nil
+	}
+	var ms messages
+	ms.add(m, raw)
+	return j.save(ctx, ms)
+}
+
+// saveResult appends a tool's result; a failure is kept for failed.
+func (j *journal) saveResult(ctx context.Context, r ToolResult) {
+	if j != nil {
+		m, raw := toolMessage(r)
+		j.saveOne(ctx, m, raw)
+	}
+}
+
+// fail keeps the error that ended a run in the stored history, even when
+// the run's context has ended.
+func (j *journal) fail(ctx context.Context, runErr error) {
+	if j == nil || !j.loaded || runErr == nil || j.err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	if err := j.store.Append(ctx, j.user, j.id, j.count, Message{Error: runErr.Error()}); err == nil {
+		j.count++
+	}
+}
+
+// failed returns the error of the first save that failed.
+func (j *journal) failed() error {
+	if j == nil {
+		return nil
+	}
+	return j.err
+}
