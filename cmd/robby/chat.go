@@ -49,6 +49,8 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	var f agentFlags
 	f.kb.modes = true
 	f.register(fs)
+	session := fs.String("session", "", "keep the conversation under this name in the store, across restarts")
+	storePath := fs.String("store", defaultStorePath(), "SQLite file of the sessions (env "+storeEnv+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,6 +60,18 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	defer f.close()
 	defer agent.Close()
+	var opts []robby.RunOption // of every run
+	if *session != "" {
+		store, err := openStore(ctx, *storePath)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		opts = append(opts, robby.WithConversation(store, "", *session))
+		if c, _, err := store.Load(ctx, "", *session); err == nil {
+			fmt.Fprintf(stderr, "session %q: %d messages, last on %s.\n", *session, c.Messages, c.Updated.Local().Format("2006-01-02 15:04"))
+		}
+	}
 	fmt.Fprintf(stderr, "robby chat with %s at %s; %d tools. Ctrl-D to quit.\n", f.model, f.baseURL, len(agent.Tools()))
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
@@ -71,15 +85,16 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if prompt == "" {
 			continue
 		}
-		opts, err := f.kb.contextFor(ctx, f.kbase, prompt)
+		kbOpts, err := f.kb.contextFor(ctx, f.kbase, prompt)
 		if err == nil {
-			err = answer(ctx, agent, prompt, stdout, stderr, opts...)
+			err = answer(ctx, agent, prompt, stdout, stderr, append(kbOpts, opts...)...)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			// A failed answer leaves the conversation as it was: go on.
+			// A failed answer leaves the conversation as it was (in a
+			// session, with the error kept in its history): go on.
 			fmt.Fprintln(stderr, "robby:", explain(err, f.baseURL))
 		}
 	}

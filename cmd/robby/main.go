@@ -17,6 +17,11 @@
 // The endpoint and key default to OPENAI_BASE_URL and OPENAI_API_KEY, then
 // to Docker Model Runner's http://localhost:12434/engines/v1; the model to
 // ROBBY_MODEL, then ai/qwen2.5.
+//
+// robby chat -session NAME keeps the conversation NAME in a SQLite file
+// (-store, default $ROBBY_STORE, else ~/.local/share/robby/conversations.db
+// on Linux), saved message by message: run it again with the same name to
+// continue.
 package main
 
 import (
@@ -32,7 +37,7 @@ import (
 
 const usage = `usage:
   robby run [flags] "prompt"   stream one answer; tool steps go to stderr
-  robby chat [flags]           an interactive conversation with memory
+  robby chat [flags]           an interactive conversation with memory (-session NAME: kept across restarts)
   robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
   robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
   robby index -kb FILE DIR...  index folders of documents into a knowledge base

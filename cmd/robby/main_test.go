@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -59,6 +60,40 @@ func TestChatKeepsMemory(t *testing.T) {
 	require.Len(t, reqs, 2)
 	assert.Len(t, reqs[1].Messages, 3, "the second question carries the first exchange")
 	assert.Equal(t, "ai/qwen2.5", reqs[0].Model, "the default model")
+}
+
+// TestChatSession runs robby chat twice on one session, each time as a
+// process: the second continues the first's conversation, read from the
+// store file.
+func TestChatSession(t *testing.T) {
+	srv := upstream(t, robbytest.Text("Hi Bob."), robbytest.Text("You are Bob."), robbytest.Text("Hello."))
+	path := filepath.Join(t.TempDir(), "sub", "sessions.db")
+	chat := func(session, input string) string { // a process of its own
+		cmd := exec.Command(os.Args[0], "chat", "-base-url", srv.URL, "-session", session, "-store", path)
+		cmd.Env = append(os.Environ(), "ROBBY_TEST_MAIN=1")
+		cmd.Stdin = strings.NewReader(input)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), stderr.String())
+		return stdout.String()
+	}
+	assert.Equal(t, "Hi Bob.\n", chat("bob", "I am Bob\n"))
+	assert.Equal(t, "You are Bob.\n", chat("bob", "who am I?\n"))
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	assert.Len(t, reqs[1].Messages, 3, "the second run carries the first exchange")
+	assert.Equal(t, "I am Bob", reqs[1].Messages[0].Content)
+
+	assert.Equal(t, "Hello.\n", chat("other", "hi\n"))
+	assert.Len(t, srv.Requests()[2].Messages, 1, "another session starts empty")
+}
+
+func TestDefaultStorePath(t *testing.T) {
+	t.Setenv("ROBBY_STORE", "")
+	t.Setenv("XDG_DATA_HOME", "/data")
+	assert.Equal(t, "/data/robby/conversations.db", defaultStorePath())
+	t.Setenv("ROBBY_STORE", "/elsewhere.db")
+	assert.Equal(t, "/elsewhere.db", defaultStorePath())
 }
 
 func TestServeAnswersAndShutsDown(t *testing.T) {
