@@ -131,7 +131,9 @@ func (s *lenient) UnmarshalJSON(b []byte) error {
 }
 
 // arguments are a tool call's arguments: a string holding JSON, as the API
-// defines them, or the JSON itself, as some servers send it.
+// defines them, or the JSON itself, as some servers send it. A string is
+// decoded to the bytes it holds, invalid UTF-8 and lone surrogates kept:
+// fragments are joined before anything reads them as text.
 type arguments string
 
 // UnmarshalJSON implements [json.Unmarshaler].
@@ -140,7 +142,9 @@ func (a *arguments) UnmarshalJSON(b []byte) error {
 	case len(b) == 0 || string(b) == "null":
 		*a = ""
 	case b[0] == '"':
-		return json.Unmarshal(b, (*string)(a))
+		s, err := unquoteBytes(b)
+		*a = arguments(s)
+		return err
 	default:
 		*a = arguments(b)
 	}
@@ -164,12 +168,31 @@ func decodeChunk(ev ssestream.Event, c *apiResponse) error {
 			return &ssestream.StreamError{Message: "received error while streaming: " + e.String(), Event: ev}
 		}
 	}
-	*c = apiResponse{}
+	c.reset()
 	if err := decodeExact(ev.Data, c); err != nil {
 		return fmt.Errorf("decoding a chunk: %w", err)
 	}
 	return nil
 }
+
+// reset empties c for the next chunk, keeping its slices' memory: a
+// stream of small deltas would otherwise allocate room for ten choices and
+// ten tool calls on every chunk. The decoder fills elements in place
+// without zeroing them first, so those it wrote (one more after a failed
+// decoding) are cleared here; the others are still zero.
+func (c *apiResponse) reset() {
+	choices := c.Choices[:used(len(c.Choices), cap(c.Choices))]
+	for i := range choices {
+		calls := choices[i].Delta.ToolCalls
+		clear(calls[:used(len(calls), cap(calls))])
+		choices[i] = apiChoice{}
+		choices[i].Delta.ToolCalls = calls[:0]
+	}
+	*c = apiResponse{Choices: choices[:0]}
+}
+
+// used is how many elements of a slice the decoder may have written.
+func used(n, capacity int) int { return min(n+1, capacity) }
 
 // decodeExact is json.Unmarshal reading struct fields by their exact names,
 // as openai-go does: a provider field that differs from a known one only by

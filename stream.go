@@ -27,7 +27,7 @@ type callBuilder struct {
 	hasIndex bool
 	id       string
 	name     string
-	args     strings.Builder
+	args     argBuffer
 	extra    map[string]any // provider fields to send back, such as Gemini's extra_content
 }
 
@@ -137,28 +137,27 @@ func (b *callBuilder) startsAnother(id, name, args string) bool {
 }
 
 // complete reports whether the arguments so far are a whole JSON value.
-func (b *callBuilder) complete() bool {
-	return b.args.Len() > 0 && json.Valid([]byte(b.args.String()))
-}
+func (b *callBuilder) complete() bool { return b.args.complete() }
 
 // addArguments appends a fragment, unless it is the whole of the arguments
 // sent again (vLLM's and xLAM's final flush), after all or part of them.
+// Each fragment costs time in proportion to its own length (and to what
+// it repeats), never to the arguments so far.
 func (b *callBuilder) addArguments(args string) {
-	acc := b.args.String()
+	n := len(b.args.buf)
 	switch {
 	case b.repeatsArguments(args):
-	case acc != "" && !b.complete() && len(args) > len(acc) && strings.HasPrefix(args, acc) && json.Valid([]byte(args)):
-		b.args.Reset()
-		b.args.WriteString(args)
+	case n > 0 && len(args) > n && !b.complete() && b.args.hasPrefixOf(args) && json.Valid([]byte(args)):
+		b.args.reset(args)
 	default:
-		b.args.WriteString(args)
+		b.args.write(args)
 	}
 }
 
 // repeatsArguments reports whether args is the whole of what b already
 // has, as some vLLM parsers send once more in their final chunk.
 func (b *callBuilder) repeatsArguments(args string) bool {
-	return args != "" && args == b.args.String() && b.complete()
+	return args != "" && b.complete() && b.args.equals(args)
 }
 
 // toolCalls returns the calls with their arguments made usable: none at all
@@ -181,7 +180,7 @@ func (r *reply) toolCalls() []ToolCall {
 			}
 			r.extras[id] = b.extra
 		}
-		args := strings.TrimSpace(b.args.String())
+		args := strings.TrimSpace(b.args.text())
 		if args == "" || args == "null" {
 			args = "{}"
 		}
@@ -248,7 +247,7 @@ func replyOf(c *apiResponse) (*reply, error) {
 			return nil, fmt.Errorf("robby: custom tool call %q is not supported", tc.Custom.Name)
 		}
 		b := &callBuilder{id: string(tc.ID), name: string(tc.Function.Name), extra: tc.extra}
-		b.args.WriteString(string(tc.Function.Arguments))
+		b.args.write(string(tc.Function.Arguments))
 		r.calls = append(r.calls, b)
 	}
 	return &r, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,6 +168,18 @@ var transcriptCases = []transcriptCase{
 		calls:    []wantCall{{"chatcmpl-tool-c18e4b27f9d3a065", "send_message", `{"text": "See you all at the Café in 日本 \ud83d\ude00 🎉!"}`}},
 		received: []string{`send_message {"text":"See you all at the Café in 日本 😀 🎉!"}`},
 		usage:    Usage{143, 29, 172},
+	},
+	{
+		name:  "arguments cut inside characters, each fragment invalid UTF-8",
+		file:  "byte_split_utf8.sse",
+		calls: []wantCall{{"call_b9Lr4Tq2Wx7Nz1Kc", "get_weather", `{"city":"Zürich","note":"東京 🌍"}`}},
+		usage: Usage{96, 25, 121},
+	},
+	{
+		name:  "an escaped surrogate pair split between two fragments",
+		file:  "surrogate_split.sse",
+		calls: []wantCall{{"call_s7Pq3Xv8Ld2Mw5Jt", "get_weather", `{"city":"Zürich","note":"東京 🌍"}`}},
+		usage: Usage{88, 32, 120},
 	},
 	{
 		name:     "empty arguments for a tool without parameters",
@@ -795,4 +808,35 @@ func TestAssemblerReadsFieldNamesExactly(t *testing.T) {
 	_, raw := r.message(calls)
 	assert.Contains(t, string(raw), `"ID":"other"`)
 	assert.Contains(t, string(raw), `"Function":{"name":"g"}`)
+}
+
+// TestPlainTranscripts replays plain (not streamed) responses under
+// testdata/plain through Run: the same arguments as byte_split_utf8.sse
+// and surrogate_split.sse, whole, as raw UTF-8 and as escapes with a
+// surrogate pair, must reach the tool and the next request unchanged.
+func TestPlainTranscripts(t *testing.T) {
+	const want = `{"city":"Zürich","note":"東京 🌍"}`
+	for _, file := range []string{"raw_utf8.json", "escaped_surrogate_pair.json"} {
+		t.Run(file, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("testdata", "plain", file))
+			require.NoError(t, err)
+			srv := robbytest.NewServer()
+			defer srv.Close()
+			srv.Reply(robbytest.Handler(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write(body)
+			}), robbytest.Text("All done."))
+			rec := new(toolRecorder)
+			a := newTranscriptAgent(t, srv, rec.tools()...)
+			res, err := a.Run(context.Background(), "Go.")
+			require.NoError(t, err)
+			require.Len(t, res.ToolCalls, 1)
+			assert.Equal(t, want, res.ToolCalls[0].Call.Arguments)
+			assert.Equal(t, []string{"get_weather " + canonicalJSON(t, want)}, rec.received())
+			reqs := srv.Requests()
+			require.Len(t, reqs, 2)
+			require.Len(t, reqs[1].Messages[1].ToolCalls, 1)
+			assert.Equal(t, want, reqs[1].Messages[1].ToolCalls[0].Arguments)
+		})
+	}
 }
