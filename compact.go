@@ -130,8 +130,11 @@ type Compaction struct {
 	// TokensBefore and TokensAfter are the request's tokens before and
 	// after, as robby estimates them; Budget is the budget it aimed at.
 	TokensBefore, TokensAfter, Budget int
-	// Summary is the summary the model wrote (the summarize policy).
+	// Summary is the summary the model wrote, and Usage the tokens its
+	// request used (the summarize policy). They are not in the run's
+	// Result.Usage, which counts the run's turns.
 	Summary string
+	Usage   Usage
 }
 
 // EstimateTokens estimates the tokens msgs cost a model, as robby counts
@@ -391,6 +394,6 @@ func (a *Agent) summarize(ctx context.Context, p *plan, target int, ev *Compacti
 	summary := strings.TrimSpace(r.text.String())
 	p.summary = systemJSON(SummaryMarker + summary)
 	p.sumTok = tokens.Count(p.summary)
-	ev.Summary = summary
+	ev.Summary, ev.Usage = summary, r.usage
 	return nil
 }

@@ -2,8 +2,10 @@ package robby
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -280,8 +282,14 @@ func TestCompactionSummarize(t *testing.T) {
 			}
 			return robbytest.Text(fmt.Sprintf("answer %d: %s", turn, strings.Repeat("so it is ", 10)))
 		}))
-		_, err := a.Run(t.Context(), fmt.Sprintf("question %d: %s", turn, strings.Repeat("tell me ", 10)))
-		require.NoError(t, err)
+		for ev, err := range a.Stream(t.Context(), fmt.Sprintf("question %d: %s", turn, strings.Repeat("tell me ", 10))) {
+			require.NoError(t, err)
+			if ev.Kind == EventCompaction {
+				assert.Equal(t, "summarize", ev.Compaction.Policy)
+				assert.True(t, strings.HasPrefix(ev.Compaction.Summary, "The user asked"))
+				assert.Positive(t, ev.Compaction.Usage.PromptTokens, "the summary request's usage")
+			}
+		}
 	}
 	assert.Positive(t, summaries)
 	assert.Less(t, summaries, 15)
@@ -431,5 +439,94 @@ func BenchmarkFit(b *testing.B) {
 		if _, err := a.fit(b.Context(), req, 1, nil, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Whatever the conversation and the budget, the drop policy sends the
+// system prompt first, the pending prompt last, every tool call with its
+// results, and fits the budget unless the last turn alone does not.
+func TestCompactionProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 2026))
+	for round := range 300 {
+		var msgs []openai.ChatCompletionMessageParamUnion
+		msgs = append(msgs, openai.SystemMessage("You help."))
+		for turn := range 1 + rng.IntN(30) {
+			msgs = append(msgs, openai.UserMessage(fmt.Sprintf("q%d %s", turn, strings.Repeat("word ", rng.IntN(60)))))
+			for step := range rng.IntN(3) {
+				var calls []openai.ChatCompletionMessageToolCallUnionParam
+				n := 1 + rng.IntN(3)
+				for c := range n {
+					calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID: fmt.Sprintf("call_%d_%d_%d", turn, step, c), Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: "lookup", Arguments: `{}`}}})
+				}
+				msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfAssistant: &openai.ChatCompletionAssistantMessageParam{ToolCalls: calls}})
+				for c := range n {
+					msgs = append(msgs, openai.ToolMessage(strings.Repeat("result ", rng.IntN(80)), fmt.Sprintf("call_%d_%d_%d", turn, step, c)))
+				}
+			}
+			msgs = append(msgs, openai.AssistantMessage(strings.Repeat("answer ", rng.IntN(40))))
+		}
+		midRun := round%2 == 1 // no prompt pending: a later turn of a run
+		if midRun && msgs[len(msgs)-2].OfTool != nil {
+			msgs = msgs[:len(msgs)-1] // the run is waiting for the model after its tools
+		}
+		window := 100 + rng.IntN(3000)
+		a, err := New(WithModel("m"), WithContextWindow(window), WithCompaction(DropOldestTurns()), WithPinnedFirstMessage())
+		require.NoError(t, err)
+		a.SetMessages(msgs)
+		req, err := a.request(nil)
+		require.NoError(t, err)
+		if !midRun {
+			req.pending = []json.RawMessage{userJSON("the prompt")}
+		}
+		f, err := a.fit(t.Context(), req, 1, nil, nil)
+		require.NoError(t, err)
+		var body struct {
+			Messages []struct {
+				Role       string `json:"role"`
+				Content    string `json:"content"`
+				ToolCallID string `json:"tool_call_id"`
+				ToolCalls  []struct {
+					ID string `json:"id"`
+				} `json:"tool_calls"`
+			} `json:"messages"`
+		}
+		req.head = []byte("{")
+		require.NoError(t, json.Unmarshal(req.body(), &body), "round %d", round)
+		sent := body.Messages
+		require.Equal(t, "You help.", sent[0].Content, "round %d", round)
+		require.True(t, strings.HasPrefix(sent[1].Content, "q0 "), "round %d: the first question is pinned", round)
+		if midRun {
+			want := msgs[len(msgs)-1]
+			last := sent[len(sent)-1]
+			if want.OfTool != nil {
+				require.Equal(t, want.OfTool.ToolCallID, last.ToolCallID, "round %d: the last turn is kept", round)
+			} else {
+				require.Equal(t, "assistant", last.Role, "round %d: the last turn is kept", round)
+			}
+		} else {
+			require.Equal(t, "the prompt", sent[len(sent)-1].Content, "round %d", round)
+		}
+		open := map[string]bool{}
+		for i, m := range sent {
+			if m.Role == "tool" {
+				require.True(t, open[m.ToolCallID], "round %d, message %d: a result without its call", round, i)
+				delete(open, m.ToolCallID)
+				continue
+			}
+			require.Empty(t, open, "round %d, message %d: a call without its result", round, i)
+			for _, c := range m.ToolCalls {
+				open[c.ID] = true
+			}
+		}
+		require.Empty(t, open, "round %d", round)
+		if f.budget > 0 && f.sent > f.budget {
+			// Only the pinned messages and the prompt, or the last turn,
+			// are left, with cuts.
+			if !midRun {
+				require.LessOrEqual(t, len(sent), 3, "round %d: %d tokens for a budget of %d in %d messages", round, f.sent, f.budget, len(sent))
+			}
+		}
+		a.Close()
 	}
 }

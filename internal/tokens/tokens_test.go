@@ -116,3 +116,16 @@ func BenchmarkCount(b *testing.B) {
 		Count(text)
 	}
 }
+
+// Any bytes are counted, at most one token a byte: a truncated escape or
+// UTF-8 sequence included.
+func FuzzCount(f *testing.F) {
+	for _, s := range []string{"", "hello world", `{"content":"a\nb\u00e9"}`, "中文", `\`, `\u12`, "\xff\xfe", "   \n\t"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if n := Count(b); n < 0 || n > len(b) {
+			t.Fatalf("Count(%q) = %d", b, n)
+		}
+	})
+}
