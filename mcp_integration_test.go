@@ -88,6 +88,28 @@ func moduleRoot() (string, error) {
 	}
 }
 
+// everythingTransport is a way to reach server-everything, as "everything".
+type everythingTransport struct {
+	name   string
+	server func(t *testing.T) MCPServer // started for the test
+}
+
+// everythingTransports are server-everything over stdio, streamable HTTP
+// and SSE.
+func (b benchServers) everythingTransports() []everythingTransport {
+	return []everythingTransport{
+		{"stdio", func(*testing.T) MCPServer { return b.everythingStdio("everything") }},
+		{"streamable HTTP", func(t *testing.T) MCPServer {
+			port := b.startEverything(t, "streamableHttp")
+			return MCPStreamableHTTP("everything", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
+		}},
+		{"SSE", func(t *testing.T) MCPServer {
+			port := b.startEverything(t, "sse")
+			return MCPSSE("everything", fmt.Sprintf("http://127.0.0.1:%d/sse", port))
+		}},
+	}
+}
+
 // everythingStdio is server-everything over stdio.
 func (b benchServers) everythingStdio(name string) MCPServer {
 	return MCPCommand(name, b.node, b.everything, "stdio")
@@ -194,21 +216,7 @@ func benchContext(t *testing.T) context.Context {
 
 func TestMCPIntegrationEverything(t *testing.T) {
 	b := requireBench(t)
-	transports := []struct {
-		name   string
-		server func(t *testing.T) MCPServer
-	}{
-		{"stdio", func(*testing.T) MCPServer { return b.everythingStdio("everything") }},
-		{"streamable HTTP", func(t *testing.T) MCPServer {
-			port := b.startEverything(t, "streamableHttp")
-			return MCPStreamableHTTP("everything", fmt.Sprintf("http://127.0.0.1:%d/mcp", port))
-		}},
-		{"SSE", func(t *testing.T) MCPServer {
-			port := b.startEverything(t, "sse")
-			return MCPSSE("everything", fmt.Sprintf("http://127.0.0.1:%d/sse", port))
-		}},
-	}
-	for _, tr := range transports {
+	for _, tr := range b.everythingTransports() {
 		t.Run(tr.name, func(t *testing.T) {
 			a, srv := newBenchAgent(t, tr.server(t))
 

@@ -48,6 +48,8 @@ type mcpConn struct {
 	cancel    context.CancelFunc  // ends the session's context, after it is closed
 	sinks     map[*noticeSink]int // streams running a call on this server
 	progress  map[string]progressTarget
+
+	res resourceState
 }
 
 type progressTarget struct {
@@ -122,6 +124,7 @@ func (c *mcpConn) start(ctx context.Context) (err error) {
 		tools = append(tools, tool)
 	}
 	c.askForLogs(ctx, session)
+	c.listResources(ctx, session)
 	c.mu.Lock()
 	c.session, c.tools, c.down, c.cancel = session, tools, false, cancel
 	c.mu.Unlock()
@@ -149,6 +152,8 @@ func (c *mcpConn) clientOptions() *mcp.ClientOptions {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.hub.changed.Store(true)
 		},
+		ResourceListChangedHandler:  c.onResourcesChanged,
+		ResourceUpdatedHandler:      c.onResourceUpdated,
 		LoggingMessageHandler:       c.onLog,
 		ProgressNotificationHandler: c.onProgress,
 		ElicitationHandler:          c.spec.elicit, // nil advertises no elicitation
@@ -201,6 +206,7 @@ func (h *mcpHub) refresh(ctx context.Context) {
 			}
 			tools = append(tools, tool)
 		}
+		c.listResources(lctx, s)
 		cancel()
 		if tools != nil {
 			c.mu.Lock()
@@ -221,7 +227,7 @@ func (h *mcpHub) tools() []Tool {
 		c.mu.Lock()
 		tools := c.tools
 		c.mu.Unlock()
-		for _, mt := range tools {
+		for _, mt := range c.withResourceTools(tools) {
 			if !c.spec.allows(mt.Name) {
 				continue
 			}
@@ -308,6 +314,9 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 	server, tool := c, mt.Name
 	t.bind = func(args json.RawMessage) (invocation, error) {
 		return func(ctx context.Context) (any, error) { return server.call(ctx, tool, args) }, nil
+	}
+	if bind := c.bindResourceTool(mt); bind != nil {
+		t.bind = bind
 	}
 	return t, nil
 }

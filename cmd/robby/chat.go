@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/robby-go/robby"
@@ -72,7 +73,12 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 			fmt.Fprintf(stderr, "session %q: %d messages, last on %s.\n", *session, c.Messages, c.Updated.Local().Format("2006-01-02 15:04"))
 		}
 	}
-	fmt.Fprintf(stderr, "robby chat with %s at %s; %d tools. Ctrl-D to quit.\n", f.model, f.baseURL, len(agent.Tools()))
+	prompts := loadPromptCommands(ctx, agent, stderr)
+	fmt.Fprintf(stderr, "robby chat with %s at %s; %d tools", f.model, f.baseURL, len(agent.Tools()))
+	if len(prompts.names) > 0 {
+		fmt.Fprintf(stderr, ", %d MCP prompts (/help)", len(prompts.names))
+	}
+	fmt.Fprintln(stderr, ". Ctrl-D to quit.")
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
 	for {
@@ -85,9 +91,17 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if prompt == "" {
 			continue
 		}
-		kbOpts, err := f.kb.contextFor(ctx, f.kbase, prompt)
-		if err == nil {
-			err = answer(ctx, agent, prompt, stdout, stderr, append(kbOpts, opts...)...)
+		var err error
+		if cmd, ok := strings.CutPrefix(prompt, "/"); ok && !strings.HasPrefix(cmd, "/") {
+			err = prompts.run(ctx, cmd, in, stdout, stderr, opts...)
+		} else {
+			if ok {
+				prompt = cmd // "//text" says "/text"
+			}
+			var kbOpts []robby.RunOption
+			if kbOpts, err = f.kb.contextFor(ctx, f.kbase, prompt); err == nil {
+				err = answer(ctx, agent, prompt, stdout, stderr, append(kbOpts, opts...)...)
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -102,7 +116,12 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 
 // answer streams one run: the answer to stdout, the steps to stderr.
 func answer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stderr io.Writer, opts ...robby.RunOption) error {
-	for ev, err := range agent.Stream(ctx, prompt, opts...) {
+	return show(agent.Stream(ctx, prompt, opts...), stdout, stderr)
+}
+
+// show shows a streamed run: the answer on stdout, the steps on stderr.
+func show(run iter.Seq2[robby.Event, error], stdout, stderr io.Writer) error {
+	for ev, err := range run {
 		switch ev.Kind {
 		case robby.EventText:
 			fmt.Fprint(stdout, ev.Delta)

@@ -2,7 +2,7 @@
 // servers, against any OpenAI-compatible endpoint.
 //
 //	robby run [flags] "prompt"   stream one answer; tool steps go to stderr
-//	robby chat [flags]           an interactive conversation with memory
+//	robby chat [flags]           an interactive conversation with memory; /name runs an MCP prompt
 //	robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
 //	robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
 //	robby index -kb FILE DIR...  index folders of documents into a knowledge base
@@ -37,7 +37,8 @@ import (
 
 const usage = `usage:
   robby run [flags] "prompt"   stream one answer; tool steps go to stderr
-  robby chat [flags]           an interactive conversation with memory (-session NAME: kept across restarts)
+  robby chat [flags]           an interactive conversation with memory (-session NAME: kept across restarts);
+                               /name runs an MCP prompt
   robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
   robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
   robby index -kb FILE DIR...  index folders of documents into a knowledge base
