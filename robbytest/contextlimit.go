@@ -44,8 +44,9 @@ func ContextLengthError(provider string, tokens, limit int) Reply {
 // ContextLimit makes the server play a model with a context window of
 // limit tokens: a request whose prompt (its messages and tools, as robby
 // estimates their tokens: see [Request].Tokens) is larger gets provider's
-// context-length error, without taking a scripted reply; the others report
-// their prompt's tokens as usage. A limit of 0 removes it.
+// context-length error, without taking a scripted reply. The others take
+// theirs, reporting their prompt's tokens as usage (replies made by [Func]
+// report what the reply they make says). A limit of 0 removes it.
 func (s *Server) ContextLimit(limit int, provider string) {
 	ContextLengthError(provider, 0, 0) // panics for an unknown provider
 	s.mu.Lock()
