@@ -136,6 +136,8 @@ CREATE INDEX IF NOT EXISTS kb_chunks_hash ON kb_chunks(hash);
 CREATE VIRTUAL TABLE IF NOT EXISTS kb_fts USING fts5(
 	text, heading, doc_id, content='kb_chunks', content_rowid='id', tokenize='porter unicode61'
 );
+INSERT INTO kb_fts(kb_fts, rank) SELECT 'rank', 'bm25(1.0, 2.0, 1.0)'
+	WHERE NOT EXISTS (SELECT 1 FROM kb_fts_config WHERE k = 'rank');
 CREATE TRIGGER IF NOT EXISTS kb_chunks_insert AFTER INSERT ON kb_chunks BEGIN
 	INSERT INTO kb_fts(rowid, text, heading, doc_id) VALUES (new.id, new.text, new.heading, new.doc_id);
 END;

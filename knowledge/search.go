@@ -146,18 +146,24 @@ func (b *Base) Search(ctx context.Context, query string, opts SearchOptions) ([]
 	return b.hits(ctx, ranked, limit)
 }
 
-// keyword ranks chunks by BM25, headings weighing twice the text.
+// keyword ranks chunks by BM25, headings weighing twice the text (the
+// rank kb_fts is configured with). Without a filter, the query is FTS5's
+// own top-k over its index; with one, each match is joined with its
+// document.
 func (b *Base) keyword(ctx context.Context, query string, filter map[string]string, depth int) ([]scored, error) {
 	match := ftsQuery(query)
 	if match == "" {
 		return nil, nil
 	}
-	where, args := filterSQL(filter)
-	args = append([]any{match}, args...)
-	args = append(args, depth)
-	rows, err := b.db.QueryContext(ctx, `SELECT c.id, bm25(kb_fts, 1.0, 2.0, 1.0) AS rank
-		FROM kb_fts JOIN kb_chunks c ON c.id = kb_fts.rowid JOIN kb_documents d ON d.id = c.doc_id
-		WHERE kb_fts MATCH ?`+where+` ORDER BY rank LIMIT ?`, args...)
+	q := `SELECT rowid, rank FROM kb_fts WHERE kb_fts MATCH ? ORDER BY rank LIMIT ?`
+	args := []any{match, depth}
+	if len(filter) > 0 {
+		where, fargs := filterSQL(filter)
+		q = `SELECT f.rowid, f.rank FROM kb_fts f JOIN kb_chunks c ON c.id = f.rowid JOIN kb_documents d ON d.id = c.doc_id
+			WHERE kb_fts MATCH ?` + where + ` ORDER BY f.rank LIMIT ?`
+		args = append(append([]any{match}, fargs...), depth)
+	}
+	rows, err := b.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: keyword search: %w", err)
 	}
