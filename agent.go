@@ -202,11 +202,14 @@ func requestOptions(cfg *config) []option.RequestOption {
 // but has a conversation of its own, starting as a copy of a's. Clones are
 // cheap: use one per independent conversation, such as one per request of
 // a server. Closing the agent that [New] returned closes its clones too;
-// closing a clone does nothing.
+// closing a clone does nothing. A clone sends what a would of their shared
+// messages: what compaction left out or summed up stays so.
 func (a *Agent) Clone() *Agent {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return newAgent(a.core, a.conv)
+	c := newAgent(a.core, a.conv)
+	c.compact = a.compact
+	return c
 }
 
 // Close releases what the agent holds: it ends its MCP sessions and their

@@ -153,7 +153,8 @@ func EstimateTokens(msgs ...openai.ChatCompletionMessageParamUnion) int {
 
 // compactState is what an agent remembers of the compaction of its
 // conversation between requests. Only the operation holding the
-// conversation (see Agent.acquire) uses it.
+// conversation (see Agent.acquire) changes it, holding Agent.mu too, so
+// that Clone may copy it.
 type compactState struct {
 	cut     int   // the first message sent after the pinned ones
 	cutAt   *byte // the first byte of history[cut-1]'s JSON, to tell the conversation is still the one cut
@@ -238,6 +239,8 @@ func (a *Agent) remember(req *request, f *fitting, u Usage) {
 	if f == nil {
 		return
 	}
+	a.mu.Lock() // for Clone
+	defer a.mu.Unlock()
 	l := &a.compact.last
 	l.cut, l.at, l.n, l.est, l.prompt = a.compact.cut, a.compact.cutAt, f.messages, f.sent, int(u.PromptTokens)
 }
@@ -295,8 +298,10 @@ func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event
 	ev.MessagesCut = p.cutLarge(target)
 	ev.TokensAfter = p.total()
 	p.apply(req)
+	a.mu.Lock() // for Clone
 	a.compact.cut, a.compact.cutAt = p.cut, p.cutAt()
 	a.compact.summary, a.compact.sumTok = p.summary, p.sumTok
+	a.mu.Unlock()
 	f.sent, f.messages = p.total(), p.messages()
 	c.log.DebugContext(ctx, "robby: compacted", slog.String("policy", ev.Policy), slog.Int("turns_dropped", ev.TurnsDropped),
 		slog.Int("tokens_before", ev.TokensBefore), slog.Int("tokens_after", ev.TokensAfter), slog.Int("budget", ev.Budget))

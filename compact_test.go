@@ -530,3 +530,21 @@ func TestCompactionProperties(t *testing.T) {
 		a.Close()
 	}
 }
+
+// A clone sends what its original would: the summary is not asked again.
+func TestCompactionClone(t *testing.T) {
+	srv := newServer(t)
+	a := newTestAgent(t, srv, WithContextWindow(600), WithCompaction(SummarizeOldTurns()))
+	a.AddMessages(longHistory(20)...)
+	srv.Reply(robbytest.Text("The user asked many questions."), robbytest.Text("ok"))
+	_, err := a.Run(t.Context(), "first")
+	require.NoError(t, err)
+	require.Len(t, srv.Requests(), 2, "the summary, then the answer")
+	c := a.Clone()
+	srv.Reply(robbytest.Text("ok again"))
+	_, err = c.Run(t.Context(), "second")
+	require.NoError(t, err)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 3, "no second summary")
+	assert.True(t, strings.HasPrefix(reqs[2].Messages[0].Content, SummaryMarker+"The user asked"))
+}
