@@ -160,7 +160,7 @@ func TestFaultModelConnectionDropped(t *testing.T) {
 
 // TestFaultModelRetriedThenRecovers fails the first attempt with a status
 // openai-go retries: the second attempt answers. TestRetriesHonourRetryAfter
-// (agent_test.go) chains a 429 and a 500 in one run; this measures each.
+// (chat_test.go) chains a 429 and a 500 in one run; this measures each.
 func TestFaultModelRetriedThenRecovers(t *testing.T) {
 	cases := []struct {
 		name     string

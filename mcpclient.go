@@ -7,18 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // mcpHub holds an agent's sessions with its MCP servers.
@@ -186,141 +181,6 @@ func (c *mcpConn) fail(doing string, err error) error {
 	return c.hub.secrets.wrap(err)
 }
 
-// refresh lists the tools of every server again, after a server announced
-// a change. Each listing is bounded by the server's connect timeout, as
-// ctx may have no deadline (Agent.Tools): a server that does not answer
-// keeps its previous tools.
-func (h *mcpHub) refresh(ctx context.Context) {
-	for _, c := range h.conns {
-		s, err := c.live(ctx)
-		if err != nil {
-			continue
-		}
-		lctx, cancel := context.WithTimeout(ctx, c.spec.timeout)
-		var tools []*mcp.Tool
-		for tool, err := range s.Tools(lctx, nil) {
-			if err != nil {
-				h.log.WarnContext(ctx, "robby: listing MCP tools", slog.String("server", c.spec.name), slog.Any("error", err))
-				tools = nil
-				break
-			}
-			tools = append(tools, tool)
-		}
-		c.listResources(lctx, s)
-		cancel()
-		if tools != nil {
-			c.mu.Lock()
-			c.tools = tools
-			c.mu.Unlock()
-		}
-	}
-}
-
-// tools returns the servers' tools as robby tools, named for the model.
-func (h *mcpHub) tools() []Tool {
-	used := make(map[string]bool, len(h.local))
-	for name := range h.local {
-		used[name] = true
-	}
-	var out []Tool
-	for _, c := range h.conns {
-		c.mu.Lock()
-		tools := c.tools
-		c.mu.Unlock()
-		for _, mt := range c.withResourceTools(tools) {
-			if !c.spec.allows(mt.Name) {
-				continue
-			}
-			name := toolName(mt.Name)
-			if h.servers > 1 || used[name] {
-				name = toolName(c.spec.name + "__" + mt.Name)
-			}
-			if len(h.keep) > 0 && !slices.Contains(h.keep, mt.Name) && !slices.Contains(h.keep, name) {
-				continue
-			}
-			for base, i := name, 2; used[name]; i++ {
-				name = toolName(fmt.Sprintf("%s_%d", base, i))
-			}
-			t, err := h.tool(c, mt, name)
-			if err != nil {
-				h.log.Warn("robby: MCP tool left out", slog.String("server", c.spec.name),
-					slog.String("tool", mt.Name), slog.Any("error", err))
-				continue
-			}
-			used[name] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func (s MCPServer) allows(tool string) bool {
-	if len(s.allow) > 0 && !slices.Contains(s.allow, tool) {
-		return false
-	}
-	return !slices.Contains(s.deny, tool)
-}
-
-// toolName makes name fit ^[a-zA-Z0-9_-]{1,64}$; a name cut short ends
-// with a hash of the whole, so that two long names stay apart.
-func toolName(name string) string {
-	b := []byte(name)
-	for i, c := range b {
-		if !nameByte(c) {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 {
-		return "tool"
-	}
-	if len(b) <= 64 {
-		return string(b)
-	}
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	return fmt.Sprintf("%s_%08x", b[:55], h.Sum32())
-}
-
-// tool wraps an MCP tool, keeping its input schema whole unless portable
-// schemas were asked for.
-func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
-	raw, err := json.Marshal(mt.InputSchema)
-	if err != nil {
-		return Tool{}, fmt.Errorf("input schema: %w", err)
-	}
-	var params shared.FunctionParameters
-	if err := json.Unmarshal(raw, &params); err != nil || params == nil {
-		return Tool{}, fmt.Errorf("input schema is not a JSON object: %s", raw)
-	}
-	if typ, ok := params["type"]; !ok {
-		params["type"] = "object"
-	} else if typ != "object" {
-		return Tool{}, fmt.Errorf("input schema is of type %v, not object", typ)
-	}
-	if h.portable {
-		if params, err = portableSchema(params); err != nil {
-			return Tool{}, err
-		}
-	}
-	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true}
-	// robby checks arguments when it can read the schema; otherwise the
-	// server does.
-	var s jsonschema.Schema
-	if json.Unmarshal(raw, &s) == nil {
-		if resolved, err := s.Resolve(nil); err == nil {
-			t.schema = resolved
-		}
-	}
-	server, tool := c, mt.Name
-	t.bind = func(args json.RawMessage) (invocation, error) {
-		return func(ctx context.Context) (any, error) { return server.call(ctx, tool, args) }, nil
-	}
-	if bind := c.bindResourceTool(mt); bind != nil {
-		t.bind = bind
-	}
-	return t, nil
-}
-
 // live returns the session, started again if it died and has not been
 // restarted before.
 func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
@@ -346,48 +206,6 @@ func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.session, nil
-}
-
-// call calls a tool and renders its result as text for the model.
-func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
-	if limit := c.spec.maxMessage(); len(args) > limit {
-		return "", fmt.Errorf("arguments of %d bytes are more than MCP server %q accepts in one message (%d bytes)",
-			len(args), c.spec.name, limit)
-	}
-	s, err := c.live(ctx)
-	if err != nil {
-		return "", err
-	}
-	params := &mcp.CallToolParams{Name: tool, Arguments: args}
-	if sink := sinkFrom(ctx); sink != nil {
-		// Someone streams: ask for progress and for log messages (the
-		// request's level, since protocol 2026-07-28).
-		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: logLevel}
-		token := fmt.Sprintf("robby-%d", c.hub.tokens.Add(1))
-		params.SetProgressToken(token)
-		c.listen(sink, token, tool)
-		defer c.unlisten(sink, token)
-	}
-	res, err := s.CallTool(ctx, params)
-	if err != nil {
-		var wire *jsonrpc.Error
-		if ctx.Err() == nil && !errors.As(err, &wire) {
-			// Not an answer from the server: the session is broken.
-			c.mu.Lock()
-			if c.session == s {
-				c.down = true
-			}
-			c.mu.Unlock()
-			s.Close()
-			return "", c.fail("calling "+tool, err)
-		}
-		return "", c.hub.secrets.wrap(fmt.Errorf("MCP server %q: %w", c.spec.name, err))
-	}
-	text := renderResult(res)
-	if res.IsError {
-		return "", errors.New(c.hub.secrets.redact(text))
-	}
-	return text, nil
 }
 
 func (c *mcpConn) listen(sink *noticeSink, token, tool string) {
@@ -465,48 +283,4 @@ func isExitError(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "signal: terminated") || strings.Contains(msg, "signal: killed") ||
 		strings.Contains(msg, "exit status") || strings.Contains(msg, "broken pipe") || strings.Contains(msg, "file already closed")
-}
-
-// renderResult turns a tool result into the text of a tool message:
-// structured content as JSON when there is some, text joined, and other
-// content described, since a tool message carries only text.
-func renderResult(res *mcp.CallToolResult) string {
-	if res.StructuredContent != nil && !res.IsError {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			return string(b)
-		}
-	}
-	parts := make([]string, 0, len(res.Content))
-	for _, c := range res.Content {
-		parts = append(parts, renderContent(c))
-	}
-	return strings.Join(parts, "\n")
-}
-
-func renderContent(c mcp.Content) string {
-	switch c := c.(type) {
-	case *mcp.TextContent:
-		return c.Text
-	case *mcp.ImageContent:
-		return fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcp.AudioContent:
-		return fmt.Sprintf("[audio: %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcp.ResourceLink:
-		desc := c.Name
-		if c.Description != "" {
-			desc += ": " + c.Description
-		}
-		return fmt.Sprintf("[resource link %s: %s]", c.URI, desc)
-	case *mcp.EmbeddedResource:
-		r := c.Resource
-		if r == nil {
-			return "[resource]"
-		}
-		if r.Text != "" {
-			return fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text)
-		}
-		return fmt.Sprintf("[resource %s: %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob))
-	}
-	b, _ := json.Marshal(c)
-	return string(b)
 }

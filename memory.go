@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/openai/openai-go/v3"
-
 	"github.com/robby-go/robby/internal/tokens"
 )
 
@@ -53,4 +52,63 @@ func (ms *messages) tokens(n int) []int {
 
 func (ms messages) clone() messages {
 	return messages{list: slices.Clone(ms.list), raw: slices.Clone(ms.raw), tok: slices.Clone(ms.tok)}
+}
+
+// Messages returns a copy of the conversation, the system prompt first.
+// The messages share memory with the conversation's: do not modify them.
+func (a *Agent) Messages() []openai.ChatCompletionMessageParamUnion {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.conv.list)
+}
+
+// AddMessages appends messages to the conversation, such as
+// openai.UserMessage before [Agent.ChatCompletion]. The conversation keeps
+// them as they are: do not modify them afterwards.
+func (a *Agent) AddMessages(msgs ...openai.ChatCompletionMessageParamUnion) {
+	a.addMessages(messages{list: msgs})
+}
+
+// addMessages appends messages with the JSON they have.
+func (a *Agent) addMessages(ms messages) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.conv.addAll(ms)
+}
+
+// SetMessages replaces the whole conversation, system prompt included. The
+// conversation keeps the messages as they are: do not modify them
+// afterwards.
+func (a *Agent) SetMessages(msgs []openai.ChatCompletionMessageParamUnion) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.conv = messages{list: slices.Clone(msgs)}
+}
+
+// Reset brings the conversation back to how [New] began it: the system
+// prompt and the messages of [WithParams].
+func (a *Agent) Reset() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.conv = a.core.initial.clone()
+}
+
+// awaiting returns the calls of the conversation that await a result.
+func (a *Agent) awaiting() []ToolCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return awaiting(a.conv.list)
+}
+
+// encodedHistory returns the conversation encoded, and how many system
+// (or developer) messages open it. The slice shares no writable memory with
+// the agent's.
+func (a *Agent) encodedHistory() (raw []json.RawMessage, lead int, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for lead < len(a.conv.list) && (a.conv.list[lead].OfSystem != nil || a.conv.list[lead].OfDeveloper != nil) {
+		lead++
+	}
+	raw, err = a.conv.encoded()
+	return raw, lead, err
 }

@@ -11,30 +11,6 @@ import (
 	"github.com/openai/openai-go/v3"
 )
 
-// A Result is what a run did.
-type Result struct {
-	// Text is the model's last answer; after an error, the text received
-	// before it.
-	Text string
-	// Reasoning is the reasoning the model showed before that answer, for
-	// providers that send it.
-	Reasoning string
-	// Messages are the messages the run added to the conversation: the
-	// prompt, the assistant's messages and the tool results.
-	Messages []openai.ChatCompletionMessageParamUnion
-	// Turns counts the model requests.
-	Turns int
-	// ToolCalls are the tool calls of every turn, in order.
-	ToolCalls []ToolResult
-	// Usage sums the tokens of every turn, as the provider reported them.
-	Usage Usage
-	// Pending are the calls of caller-run tools ([WithCallerTools]) the run
-	// ended on, in the order the model made them. The conversation holds
-	// them, awaiting their results: give those with [WithToolResults] to
-	// [Agent.Resume] (or to the next [Agent.Run], before its prompt).
-	Pending []ToolCall
-}
-
 // Run adds prompt to the conversation as a user message and runs the
 // ReAct loop: it asks the model, runs the tools it calls, gives it their
 // results, and so on until the model answers without calling a tool, or
@@ -242,56 +218,6 @@ func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
 		}
 		return nil
 	}
-}
-
-// runTools runs the calls of one turn, reporting each call and, as soon as
-// it is known, each result. On the final turn no tool is offered, so no
-// call is run.
-//
-// Each result is saved to the run's stored conversation, if any, as soon as
-// it is known.
-func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) []ToolResult {
-	for _, c := range calls {
-		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: c})
-	}
-	if final {
-		results := make([]ToolResult, len(calls))
-		for i, c := range calls {
-			results[i].Call = c
-			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), 0, nil, i)
-			j.saveResult(ctx, results[i])
-		}
-		return results
-	}
-	results := make([]ToolResult, len(calls))
-	if emit == nil && j == nil {
-		a.execute(ctx, ts, calls, results, nil)
-		return results
-	}
-	done := make(chan int, len(calls))
-	sink := &noticeSink{ch: make(chan Notice, 64)}
-	ctx = context.WithValue(ctx, sinkKey{}, sink)
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		a.execute(ctx, ts, calls, results, done)
-	}()
-	for left := len(calls); left > 0; {
-		select {
-		case i := <-done:
-			left--
-			j.saveResult(ctx, results[i])
-			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: calls[i], ToolResult: &results[i]})
-		case n := <-sink.ch:
-			kind := EventProgress
-			if n.Level != "" {
-				kind = EventLog
-			}
-			emitEvent(emit, Event{Kind: kind, Turn: turn, Notice: &n})
-		}
-	}
-	<-finished
-	return results
 }
 
 // emitEvent sends e if someone listens, and reports whether they still do.

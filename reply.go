@@ -253,19 +253,6 @@ func replyOf(c *apiResponse) (*reply, error) {
 	return &r, nil
 }
 
-// Usage counts the tokens a run used, summed over its turns.
-type Usage struct {
-	PromptTokens     int64
-	CompletionTokens int64
-	TotalTokens      int64
-}
-
 func usageOf(u *wireUsage) Usage {
 	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-}
-
-func (u *Usage) add(v Usage) {
-	u.PromptTokens += v.PromptTokens
-	u.CompletionTokens += v.CompletionTokens
-	u.TotalTokens += v.TotalTokens
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
@@ -172,44 +171,4 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 	ms.add(r.message(calls))
 	a.addMessages(ms)
 	return calls, nil
-}
-
-// ExecuteToolCalls runs calls concurrently, at most
-// [WithMaxToolCallsPerTurn] of them, and adds one tool message per call to
-// the conversation, in the order of calls. A failing, unknown, panicking or
-// timed-out tool gives an error result that the model will read; the error
-// returned is only that of ctx.
-func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
-	release, err := a.acquire(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	results := make([]ToolResult, len(calls))
-	a.execute(ctx, a.core.tools.get(ctx), calls, results, nil)
-	var ms messages
-	for _, r := range results {
-		ms.add(toolMessage(r))
-	}
-	a.addMessages(ms)
-	if err := ctx.Err(); err != nil {
-		return results, fmt.Errorf("robby: executing tool calls: %w", context.Cause(ctx))
-	}
-	return results, nil
-}
-
-// execute runs the calls of one turn into results and logs their outcome.
-// If done is not nil, the index of each result is sent on it when the
-// result is ready.
-func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, results []ToolResult, done chan<- int) {
-	ts.execute(ctx, calls, results, done)
-	for _, r := range results {
-		a.core.log.DebugContext(ctx, "robby: tool call", slog.String("tool", r.Call.Name),
-			slog.String("id", r.Call.ID), slog.Duration("duration", r.Duration), slog.Any("error", r.Err))
-	}
-}
-
-// toolMessage returns the message giving the model a result, with its JSON.
-func toolMessage(r ToolResult) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
-	return openai.ToolMessage(r.Output, r.Call.ID), toolJSON(r.Output, r.Call.ID)
 }

@@ -1,0 +1,42 @@
+package robby
+
+import (
+	"github.com/openai/openai-go/v3"
+)
+
+// A Result is what a run did.
+type Result struct {
+	// Text is the model's last answer; after an error, the text received
+	// before it.
+	Text string
+	// Reasoning is the reasoning the model showed before that answer, for
+	// providers that send it.
+	Reasoning string
+	// Messages are the messages the run added to the conversation: the
+	// prompt, the assistant's messages and the tool results.
+	Messages []openai.ChatCompletionMessageParamUnion
+	// Turns counts the model requests.
+	Turns int
+	// ToolCalls are the tool calls of every turn, in order.
+	ToolCalls []ToolResult
+	// Usage sums the tokens of every turn, as the provider reported them.
+	Usage Usage
+	// Pending are the calls of caller-run tools ([WithCallerTools]) the run
+	// ended on, in the order the model made them. The conversation holds
+	// them, awaiting their results: give those with [WithToolResults] to
+	// [Agent.Resume] (or to the next [Agent.Run], before its prompt).
+	Pending []ToolCall
+}
+
+// Usage counts the tokens a run used, summed over its turns.
+type Usage struct {
+	PromptTokens     int64
+	CompletionTokens int64
+	TotalTokens      int64
+}
+
+func (u *Usage) add(v Usage) {
+	u.PromptTokens += v.PromptTokens
+	u.CompletionTokens += v.CompletionTokens
+	u.TotalTokens += v.TotalTokens
+}

@@ -1,0 +1,236 @@
+package robby
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// A Tool is a function the model may call. Build one with [NewTool] or
+// [FuncTool] and give it to the agent with [WithTools]. A Tool is immutable
+// and safe for concurrent use; its function may be called concurrently.
+type Tool struct {
+	name        string
+	description string
+	params      shared.FunctionParameters                      // the JSON Schema sent to the model
+	schema      *jsonschema.Resolved                           // validates arguments before the call
+	bind        func(args json.RawMessage) (invocation, error) // decodes the arguments of a call
+	// honorsContext marks a call known to return when its context ends
+	// (an MCP call), which then needs no goroutine to be abandoned.
+	honorsContext bool
+	idempotent    bool  // safe to run again after a crash: conversation.go
+	err           error // a construction error, reported by New
+}
+
+// Name returns the name the model calls the tool by.
+func (t Tool) Name() string { return t.name }
+
+// Description returns the tool's description, as the model sees it.
+func (t Tool) Description() string { return t.description }
+
+// Parameters returns the JSON Schema of the tool's arguments, as sent to the
+// model. The caller must not modify it.
+func (t Tool) Parameters() map[string]any { return t.params }
+
+// NewTool makes a tool of a typed Go function. The JSON Schema of its
+// arguments is inferred from In, which must be a struct (or a map): field
+// names follow their json tags, and a `jsonschema:"..."` tag gives a field's
+// description. The model's arguments are validated against the schema and
+// decoded into In. The result is sent to the model as JSON, except a string
+// result, which is sent as it is.
+//
+// A type that has no JSON Schema makes [New] fail.
+func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
+	t := Tool{name: name, description: description}
+	s := schemaOf(reflect.TypeFor[In]())
+	t.params, t.schema, t.err = s.params, s.resolved, s.err
+	t.bind = decoded(fn)
+	if fn == nil {
+		t.err = errors.New("nil function")
+	}
+	return t
+}
+
+// A compiledSchema is the schema of a tool's arguments in every form robby
+// uses it.
+type compiledSchema struct {
+	params   shared.FunctionParameters
+	resolved *jsonschema.Resolved
+	err      error
+}
+
+// schemaCache holds the compiled schema of each argument type, as
+// encoding/json caches its encoders: inferring and resolving a schema costs
+// hundreds of allocations, and programs build the same tools again and again
+// (an agent per request). Entries are immutable.
+var schemaCache sync.Map // reflect.Type → *compiledSchema
+
+func schemaOf(t reflect.Type) *compiledSchema {
+	if s, ok := schemaCache.Load(t); ok {
+		return s.(*compiledSchema)
+	}
+	schema, err := jsonschema.ForType(t, nil)
+	if err == nil && schema.Type != "object" {
+		err = fmt.Errorf("arguments type %v is not a struct or map", t)
+	}
+	s := &compiledSchema{err: err}
+	if err == nil {
+		s = compileSchema(schema)
+	}
+	actual, _ := schemaCache.LoadOrStore(t, s)
+	return actual.(*compiledSchema)
+}
+
+// An invocation is a call with its arguments decoded, ready to run. It
+// returns the tool's result, which encodeResult makes text.
+type invocation func(context.Context) (any, error)
+
+// decoded adapts fn to the raw arguments of a call: they are decoded into
+// In, before the call, on the caller's goroutine (see toolset.prepare).
+func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.RawMessage) (invocation, error) {
+	return func(args json.RawMessage) (invocation, error) {
+		var in In
+		err := json.Unmarshal(args, &in)
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
+			// JSON Schema counts 5.0 an integer, as models write it
+			// at times; encoding/json does not.
+			if whole, ok := wholeNumbers(args); ok {
+				in = *new(In)
+				err = json.Unmarshal(whole, &in)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+		}
+		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
+	}
+}
+
+// wholeNumbers returns args with the numbers that are whole but written
+// with a fraction or an exponent (5.0, 1e3) written as integers, and
+// whether there were any.
+func wholeNumbers(args json.RawMessage) (json.RawMessage, bool) {
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	changed := false
+	var walk func(any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case json.Number:
+			if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 && strings.ContainsAny(string(v), ".eE") {
+				changed = true
+				return json.Number(strconv.FormatInt(int64(f), 10))
+			}
+		case map[string]any:
+			for k, e := range v {
+				v[k] = walk(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		}
+		return v
+	}
+	v = walk(v)
+	if !changed {
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
+}
+
+// FuncTool makes a tool of an untyped function, in the name→func style:
+// parameters is the JSON Schema of the arguments (nil means none), fn gets
+// them decoded, and its result is sent to the model as JSON, or as it is
+// when it is a string.
+func FuncTool(name, description string, parameters map[string]any, fn func(context.Context, map[string]any) (any, error)) Tool {
+	t := Tool{name: name, description: description}
+	if parameters == nil {
+		parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	var schema jsonschema.Schema
+	b, err := json.Marshal(parameters)
+	if err == nil {
+		err = json.Unmarshal(b, &schema)
+	}
+	if err != nil {
+		t.err = fmt.Errorf("parameters: %w", err)
+		return t
+	}
+	c := compileSchema(&schema)
+	t.params, t.schema, t.err = c.params, c.resolved, c.err
+	t.bind = decoded(fn)
+	if fn == nil {
+		t.err = errors.New("nil function")
+	}
+	return t
+}
+
+// compileSchema resolves a schema once, for validation, and keeps its JSON
+// form for the requests.
+func compileSchema(s *jsonschema.Schema) *compiledSchema {
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
+	}
+	var params shared.FunctionParameters
+	if err := json.Unmarshal(raw, &params); err != nil {
+		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
+	}
+	return &compiledSchema{params: params, resolved: resolved}
+}
+
+// validName reports whether the chat-completions API accepts name as a
+// function name: ^[a-zA-Z0-9_-]{1,64}$.
+func validName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := range len(name) {
+		if !nameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// nameByte reports whether c may stand in a tool name.
+func nameByte(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// A ToolCall is a call the model asked for.
+type ToolCall struct {
+	ID        string // the id the model gave, or one robby made up when it gave none
+	Name      string
+	Arguments string // JSON text, "{}" when the model sent none
+}
+
+// A ToolResult is the outcome of one [ToolCall].
+type ToolResult struct {
+	Call     ToolCall
+	Output   string        // what the tool message tells the model
+	Err      error         // nil when the tool succeeded
+	Duration time.Duration // how long the tool ran
+}

@@ -1,0 +1,128 @@
+package robby
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// toolbox holds an agent's tools, local and MCP, and the toolset offered
+// now: MCP servers may change their tools during the agent's life.
+type toolbox struct {
+	local  []Tool
+	hub    *mcpHub // nil without MCP servers
+	policy *callPolicy
+
+	mu      sync.Mutex // serializes rebuilds
+	current atomic.Pointer[toolset]
+}
+
+func (b *toolbox) init(cfg *config) error {
+	b.local = cfg.tools
+	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, maxOutput: cfg.maxOutput, log: cfg.logger}
+	if err := b.rebuild(); err != nil {
+		return err
+	}
+	if len(cfg.mcp) == 0 {
+		return nil
+	}
+	hub, err := connectMCP(cfg, b.current.Load().byName)
+	if err != nil {
+		return err
+	}
+	b.hub = hub
+	return b.rebuild()
+}
+
+// rebuild makes the toolset of the local tools and the MCP tools known now.
+func (b *toolbox) rebuild() error {
+	tools := b.local
+	if b.hub != nil {
+		tools = append(slices.Clip(tools), b.hub.tools()...)
+	}
+	ts, err := newToolset(tools, b.policy)
+	if err != nil {
+		return err
+	}
+	b.current.Store(ts)
+	return nil
+}
+
+// get returns the toolset to offer, after fetching the tools of the MCP
+// servers that announced a change.
+func (b *toolbox) get(ctx context.Context) *toolset {
+	if b.hub == nil || !b.hub.changed.Load() {
+		return b.current.Load()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.hub.changed.Swap(false) {
+		b.hub.refresh(ctx)
+		if err := b.rebuild(); err != nil {
+			b.policy.log.WarnContext(ctx, "robby: keeping the previous tools", slog.Any("error", err))
+		}
+	}
+	return b.current.Load()
+}
+
+func (b *toolbox) close() error {
+	if b.hub == nil {
+		return nil
+	}
+	return b.hub.close()
+}
+
+// toolset is the immutable set of tools an agent offers, with the bounds
+// their calls run within.
+type toolset struct {
+	*callPolicy
+	byName map[string]*Tool
+	names  []string          // sorted, for messages to the model
+	raw    []json.RawMessage // the tools' definitions, encoded for the requests
+}
+
+// callPolicy is how an agent runs tool calls.
+type callPolicy struct {
+	limit     int           // calls run per turn
+	timeout   time.Duration // per turn's calls; 0 for none
+	approve   func(context.Context, ToolCall) error
+	maxOutput int // bytes of a tool's output the model reads
+	log       *slog.Logger
+}
+
+func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
+	ts := &toolset{callPolicy: policy, byName: make(map[string]*Tool, len(tools))}
+	defs := make([]openai.ChatCompletionToolUnionParam, 0, len(tools))
+	for i := range tools {
+		t := &tools[i]
+		switch {
+		case !validName(t.name):
+			return nil, fmt.Errorf("tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$", t.name)
+		case t.err != nil:
+			return nil, fmt.Errorf("tool %q: %w", t.name, t.err)
+		case t.bind == nil:
+			return nil, fmt.Errorf("tool %q: not built with NewTool or FuncTool", t.name)
+		case ts.byName[t.name] != nil:
+			return nil, fmt.Errorf("tool %q: duplicate name", t.name)
+		}
+		ts.byName[t.name] = t
+		ts.names = append(ts.names, t.name)
+		def := shared.FunctionDefinitionParam{Name: t.name, Parameters: t.params}
+		if t.description != "" {
+			def.Description = openai.String(t.description)
+		}
+		defs = append(defs, openai.ChatCompletionFunctionTool(def))
+	}
+	slices.Sort(ts.names)
+	var err error
+	ts.raw, err = encodeTools(defs)
+	return ts, err
+}

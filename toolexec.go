@@ -1,0 +1,328 @@
+package robby
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// ExecuteToolCalls runs calls concurrently, at most
+// [WithMaxToolCallsPerTurn] of them, and adds one tool message per call to
+// the conversation, in the order of calls. A failing, unknown, panicking or
+// timed-out tool gives an error result that the model will read; the error
+// returned is only that of ctx.
+func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	results := make([]ToolResult, len(calls))
+	a.execute(ctx, a.core.tools.get(ctx), calls, results, nil)
+	var ms messages
+	for _, r := range results {
+		ms.add(toolMessage(r))
+	}
+	a.addMessages(ms)
+	if err := ctx.Err(); err != nil {
+		return results, fmt.Errorf("robby: executing tool calls: %w", context.Cause(ctx))
+	}
+	return results, nil
+}
+
+// execute runs the calls of one turn into results and logs their outcome.
+// If done is not nil, the index of each result is sent on it when the
+// result is ready.
+func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, results []ToolResult, done chan<- int) {
+	ts.execute(ctx, calls, results, done)
+	for _, r := range results {
+		a.core.log.DebugContext(ctx, "robby: tool call", slog.String("tool", r.Call.Name),
+			slog.String("id", r.Call.ID), slog.Duration("duration", r.Duration), slog.Any("error", r.Err))
+	}
+}
+
+// runTools runs the calls of one turn, reporting each call and, as soon as
+// it is known, each result. On the final turn no tool is offered, so no
+// call is run.
+//
+// Each result is saved to the run's stored conversation, if any, as soon as
+// it is known.
+func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) []ToolResult {
+	for _, c := range calls {
+		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: c})
+	}
+	if final {
+		results := make([]ToolResult, len(calls))
+		for i, c := range calls {
+			results[i].Call = c
+			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), 0, nil, i)
+			j.saveResult(ctx, results[i])
+		}
+		return results
+	}
+	results := make([]ToolResult, len(calls))
+	if emit == nil && j == nil {
+		a.execute(ctx, ts, calls, results, nil)
+		return results
+	}
+	done := make(chan int, len(calls))
+	sink := &noticeSink{ch: make(chan Notice, 64)}
+	ctx = context.WithValue(ctx, sinkKey{}, sink)
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		a.execute(ctx, ts, calls, results, done)
+	}()
+	for left := len(calls); left > 0; {
+		select {
+		case i := <-done:
+			left--
+			j.saveResult(ctx, results[i])
+			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: calls[i], ToolResult: &results[i]})
+		case n := <-sink.ch:
+			kind := EventProgress
+			if n.Level != "" {
+				kind = EventLog
+			}
+			emitEvent(emit, Event{Kind: kind, Turn: turn, Notice: &n})
+		}
+	}
+	<-finished
+	return results
+}
+
+// execute runs calls concurrently, at most ts.limit of them, and fills
+// results in call order; the calls past the limit get ErrToolLimit. If done
+// is not nil, the index of each result is sent on it once it is ready.
+//
+// The calls of a turn start together, so one deadline bounds them all. A
+// tool still running when the deadline or ctx ends is abandoned with an
+// error result: its goroutine ends when the tool function returns.
+func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []ToolResult, done chan<- int) {
+	run := min(len(calls), ts.limit)
+	for i := range calls {
+		results[i].Call = calls[i]
+		if i >= run {
+			results[i].finish(fmt.Errorf("%w: call not run, the limit is %d calls a turn", ErrToolLimit, ts.limit), 0, done, i)
+		}
+	}
+	if run == 0 {
+		return
+	}
+	if ts.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, ts.timeout, toolTimeout(ts.timeout))
+		defer cancel()
+	}
+	type outcome struct {
+		i   int
+		out any
+		err error
+	}
+	start := time.Now()
+	ended := make([]bool, run)
+	record := func(o outcome) {
+		if o.err != nil && ctx.Err() != nil {
+			o.err = fmt.Errorf("tool %q: %w", calls[o.i].Name, context.Cause(ctx)) // say which bound
+		}
+		ended[o.i] = true
+		results[o.i].Duration = time.Since(start)
+		if o.err == nil {
+			results[o.i].Output, o.err = encodeResult(o.out)
+		}
+		results[o.i].finish(o.err, ts.maxOutput, done, o.i)
+	}
+	ch := make(chan outcome, run) // never blocks an abandoned tool
+	left := 0
+	for i := range run {
+		t, inv, err := ts.prepare(calls[i])
+		switch {
+		case err != nil:
+			record(outcome{i: i, err: err})
+		case run == 1 && t.honorsContext:
+			// Nothing to abandon: call it here and spare a goroutine.
+			out, err := ts.invoke(ctx, calls[i], inv)
+			record(outcome{i, out, err})
+		default:
+			left++
+			go func() {
+				out, err := ts.invoke(ctx, calls[i], inv)
+				ch <- outcome{i, out, err}
+			}()
+		}
+	}
+	for ; left > 0; left-- {
+		select {
+		case o := <-ch:
+			record(o)
+		case <-ctx.Done():
+			for ; left > 0 && len(ch) > 0; left-- { // finished in time after all: keep their work
+				record(<-ch)
+			}
+			for i := range run {
+				if !ended[i] {
+					record(outcome{i: i, err: errAbandoned})
+				}
+			}
+			return
+		}
+	}
+}
+
+// errAbandoned stands for the error of a tool that did not return in time;
+// record replaces it with the bound that ended it.
+var errAbandoned = errors.New("abandoned")
+
+// prepare finds a call's tool, checks its arguments and decodes them. It
+// runs on the caller's goroutine, whose stack has grown already: the schema
+// validator and the decoder are deep, and growing a fresh goroutine's stack
+// for them cost more than the work itself.
+func (ts *toolset) prepare(call ToolCall) (*Tool, invocation, error) {
+	t := ts.byName[call.Name]
+	if t == nil {
+		return nil, nil, fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
+	}
+	args := t.dropNulls(json.RawMessage(call.Arguments))
+	if err := t.validate(args); err != nil {
+		return nil, nil, fmt.Errorf("tool %q: %w", call.Name, err)
+	}
+	run, err := t.bind(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: %w", call.Name, err)
+	}
+	return t, run, nil
+}
+
+// invoke asks for approval and runs a prepared call, recovering a panic of
+// either. Its result is encoded by the caller, for the same reason.
+func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ts.log.ErrorContext(ctx, "robby: tool panicked", slog.String("tool", call.Name),
+				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			out, err = nil, fmt.Errorf("tool %q: %w: %v", call.Name, ErrToolPanic, p)
+		}
+	}()
+	if ts.approve != nil {
+		if err := ts.approve(ctx, call); err != nil {
+			return nil, fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)
+		}
+	}
+	if out, err = run(ctx); err != nil {
+		return nil, fmt.Errorf("tool %q: %w", call.Name, err)
+	}
+	return out, nil
+}
+
+// dropNulls leaves out the optional arguments the model set to null, as
+// models often do for "no value": the schema would refuse null, and a
+// server would read it as a value.
+func (t *Tool) dropNulls(args json.RawMessage) json.RawMessage {
+	if !bytes.Contains(args, []byte("null")) {
+		return args
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(args, &fields) != nil {
+		return args // validate says why
+	}
+	required, _ := t.params["required"].([]any)
+	dropped := false
+	for k, v := range fields {
+		if string(v) == "null" && !slices.Contains(required, any(k)) {
+			delete(fields, k)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return args
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return args
+	}
+	return b
+}
+
+func (t *Tool) validate(args json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("%w: not valid JSON: %v", ErrInvalidArguments, err)
+	}
+	if t.schema == nil {
+		return nil // an MCP tool whose schema robby cannot check: its server does
+	}
+	if err := t.schema.Validate(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	return nil
+}
+
+func encodeResult(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encoding result: %w", err)
+	}
+	return string(b), nil
+}
+
+// finish records the error of a result, which then is what the model reads,
+// fits the output to a tool message, and reports the result as ready.
+func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
+	if err != nil {
+		r.Err, r.Output = err, "Error: "+err.Error()
+	}
+	r.Output = fitOutput(r.Output, maxOutput)
+	if done != nil {
+		done <- i
+	}
+}
+
+// fitOutput makes a tool's output fit a tool message: valid UTF-8 (the
+// request would not encode otherwise) and at most max bytes, with a note
+// telling the model what it does not see, so that one huge result does not
+// fill the context window.
+func fitOutput(out string, max int) string {
+	out = strings.ToValidUTF8(out, "\uFFFD")
+	if max <= 0 || len(out) <= max {
+		return out
+	}
+	kept := cutUTF8(out, max)
+	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", kept, len(kept), len(out))
+}
+
+// cutUTF8 returns the longest prefix of s of at most n bytes that does not
+// end inside a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// toolTimeout is the cause of a tool's context ending at its timeout.
+type toolTimeout time.Duration
+
+func (d toolTimeout) Error() string { return "timed out after " + time.Duration(d).String() }
+
+func (toolTimeout) Unwrap() error { return context.DeadlineExceeded }
+
+// toolMessage returns the message giving the model a result, with its JSON.
+func toolMessage(r ToolResult) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
+	return openai.ToolMessage(r.Output, r.Call.ID), toolJSON(r.Output, r.Call.ID)
+}
