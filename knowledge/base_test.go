@@ -2,6 +2,7 @@ package knowledge_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"golang.org/x/sync/errgroup"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -313,4 +315,46 @@ func TestRealEmbeddingEndpoint(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, hits, 1)
 	assert.Contains(t, hits[0].Text, "Ollama")
+}
+
+// Searches run while documents are added and deleted, on one Base.
+func TestConcurrentUse(t *testing.T) {
+	ctx := context.Background()
+	e, _ := embedder(t)
+	b := open(t, knowledge.WithEmbedder(e))
+	_, err := b.Add(ctx, knowledge.Document{ID: "seed", Text: "a first fact about apples"})
+	require.NoError(t, err)
+	var g errgroup.Group
+	for w := range 4 {
+		g.Go(func() error {
+			for i := range 10 {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				if _, err := b.Add(ctx, knowledge.Document{ID: id, Text: "fact number " + id + " about apples"}); err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					if _, err := b.Delete(ctx, id); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		g.Go(func() error {
+			for range 20 {
+				hits, err := b.Search(ctx, "apples fact", knowledge.SearchOptions{})
+				if err != nil {
+					return err
+				}
+				if len(hits) == 0 {
+					return fmt.Errorf("no hit")
+				}
+			}
+			return nil
+		})
+	}
+	require.NoError(t, g.Wait())
+	docs, err := b.Documents(ctx)
+	require.NoError(t, err)
+	assert.Len(t, docs, 1+4*6)
 }
