@@ -47,6 +47,9 @@ type core struct {
 	log       *slog.Logger
 	secrets   secrets // kept out of errors
 	tools     toolbox
+	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
+	// AnswerAuto until a fallback, which means native.
+	answerMode atomic.Int32
 
 	window     int          // given by WithContextWindow
 	learned    atomic.Int64 // the window the provider reported

@@ -19,9 +19,12 @@ const (
 	EventTurnEnd                         // the turn is over; Usage is its usage
 	EventDone                            // the run is over; Result is set
 	EventCompaction                      // Compaction says how the request about to be sent was shortened
+	// EventPartial comes in a [StreamTyped] run, after the text that
+	// completed more of the answer: [TypedEvent.Value] is the answer so far.
+	EventPartial
 )
 
-var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done", "compaction"}
+var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done", "compaction", "partial"}
 
 // String returns the kind's name, such as "tool-call".
 func (k EventKind) String() string {

@@ -2,7 +2,6 @@ package robby
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -85,17 +84,25 @@ var errStopped = errors.New("robby: stream consumer stopped")
 // run is the loop behind Run and Resume (emit nil, plain requests) and
 // their streamed forms. prompt is added with the first turn, after the
 // results of the calls the conversation awaits.
-func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit func(Event) bool) (res *Result, err error) {
-	res = new(Result)
+func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit func(Event) bool) (*Result, error) {
 	rc, err := newRunConfig(opts)
+	if err == nil && rc.typed != nil {
+		err = errTypedOption
+	}
 	if err != nil {
-		return res, err
+		return new(Result), err
 	}
 	release, err := a.acquire(ctx)
 	if err != nil {
-		return res, err
+		return new(Result), err
 	}
 	defer release()
+	return a.runHeld(ctx, prompt, &rc, emit)
+}
+
+// runHeld is run for a caller that holds the conversation already.
+func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emit func(Event) bool) (res *Result, err error) {
+	res = new(Result)
 	var head []byte // the agent's parameters unless the run has its own
 	if rc.params != nil {
 		p, err := overlayParams(&a.core.params, rc.params)
@@ -110,7 +117,7 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 	if err != nil {
 		return res, err
 	}
-	if err := rc.journal.load(ctx, a, prompt, &rc); err != nil {
+	if err := rc.journal.load(ctx, a, prompt, rc); err != nil {
 		return res, err
 	}
 	defer func() { rc.journal.fail(ctx, err) }()
@@ -146,9 +153,7 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 			return res, err
 		}
 		req.head, req.caller = head, caller
-		if rc.system != nil {
-			req.system = []json.RawMessage{rc.system}
-		}
+		req.system = rc.system
 		if final {
 			req.tools, req.caller = nil, nil
 		}

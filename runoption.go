@@ -20,8 +20,9 @@ type runConfig struct {
 	params  *openai.ChatCompletionNewParams // laid over the agent's; nil for none
 	caller  []openai.FunctionDefinitionParam
 	results []ToolResult
-	system  json.RawMessage // a system message for this run only
-	journal *journal        // the stored conversation, if any: conversation.go
+	system  []json.RawMessage // system messages for this run only
+	journal *journal          // the stored conversation, if any: conversation.go
+	typed   *typedConfig      // for RunTyped and StreamTyped only
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],
@@ -43,14 +44,15 @@ func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
 // WithRunSystem gives the model text as a system message in every request
 // of one run, such as context retrieved for its prompt. It comes after the
 // system messages that open the conversation ([WithSystem]); the
-// conversation does not keep it.
+// conversation does not keep it. Given more than once, it adds a message
+// each time.
 func WithRunSystem(text string) RunOption {
 	return func(rc *runConfig) error {
 		b, err := openai.SystemMessage(text).MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("WithRunSystem: %w", err)
 		}
-		rc.system = b
+		rc.system = append(rc.system, b)
 		return nil
 	}
 }
@@ -211,6 +213,11 @@ func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompl
 	}
 	if err := keepExtra(&p, merged); err != nil {
 		return openai.ChatCompletionNewParams{}, err
+	}
+	if rf := over.ResponseFormat; rf.OfJSONSchema != nil || rf.OfJSONObject != nil || rf.OfText != nil {
+		// As given: decoded, a schema's properties would lose their
+		// order, which is the order a model writes them in.
+		p.ResponseFormat = rf
 	}
 	return p, nil
 }

@@ -140,6 +140,9 @@ type Request struct {
 	// Tokens estimates the prompt's tokens (messages and tools) as robby
 	// does, for [Server.ContextLimit].
 	Tokens int
+	// ResponseFormat is the request's response_format as sent, nil when
+	// it has none.
+	ResponseFormat json.RawMessage
 }
 
 // A Message is a message of a [Request], reduced to what tests check.
@@ -187,6 +190,7 @@ func readRequest(r *http.Request) (Request, error) {
 				Name string `json:"name"`
 			} `json:"function"`
 		} `json:"tools"`
+		ResponseFormat json.RawMessage `json:"response_format"`
 	}
 	var parts struct { // the same, as sent
 		Messages []json.RawMessage `json:"messages"`
@@ -198,7 +202,8 @@ func readRequest(r *http.Request) (Request, error) {
 		return Request{}, fmt.Errorf("robbytest: request body: %v", err)
 	}
 	_ = json.Unmarshal([]byte(raw.String()), &parts) // valid: decoded above
-	req := Request{Tokens: promptTokens(parts.Messages, parts.Tools), Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(), Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream}
+	req := Request{Tokens: promptTokens(parts.Messages, parts.Tools), Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(),
+		Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream, ResponseFormat: body.ResponseFormat}
 	for _, m := range body.Messages {
 		msg := Message{Role: m.Role, Content: contentText(m.Content), ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {

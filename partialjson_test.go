@@ -1,0 +1,140 @@
+package robby
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const nestedJSON = `{"title": "A \"quoted\" {brace} [bracket] \\ title", "n": -1.5e3, "ok": true, "none": null,
+	"list": [1, [2, {}], {"x": "y"}, []], "obj": {"deep": {"deeper": ["é", "\u00e9"]}}, "last": 0}`
+
+// Every prefix of a value closes into valid JSON that keeps only complete
+// values: a prefix of the fields the whole value has.
+func TestPartialJSONEveryPrefixCloses(t *testing.T) {
+	var p partialJSON
+	require.False(t, p.write("Sure! Here it is:\n```json\n"))
+	var last []byte
+	completions := 0
+	for i := range len(nestedJSON) {
+		if p.write(nestedJSON[i : i+1]) {
+			completions++
+		}
+		c := p.closed()
+		if c == nil {
+			continue
+		}
+		require.True(t, json.Valid(c), "prefix %q closed as %s", nestedJSON[:i+1], c)
+		if string(c) != string(last) {
+			// A new closing covers a longer part of the text.
+			require.True(t, len(c) >= len(last)-8, "%s after %s", c, last)
+			last = c
+		}
+	}
+	assert.True(t, p.complete())
+	assert.Equal(t, 18, completions) // a number and its container may end on one byte
+	assert.JSONEq(t, nestedJSON, string(p.closed()))
+	assert.False(t, p.write("\n```\nAnything else?"), "text after the value is ignored")
+	assert.Equal(t, nestedJSON, string(p.buf))
+}
+
+func TestPartialJSONClosedPrefixes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a": 1`, ``},
+		{`{"a": 1,`, `{"a": 1}`},
+		{`{"a": "x`, ``},
+		{`{"a": "x"`, `{"a": "x"}`},
+		{`{"a": "x", "b": [1, 2`, `{"a": "x", "b": [1]}`},
+		{`{"a": "x", "b": [1, 2, {"c": tr`, `{"a": "x", "b": [1, 2]}`},
+		{`{"a": "x", "b": [1, 2, {"c": true`, `{"a": "x", "b": [1, 2]}`},
+		{`{"a": "x", "b": [1, 2, {"c": true}`, `{"a": "x", "b": [1, 2, {"c": true}]}`},
+		{`{"a": {"b": {}`, `{"a": {"b": {}}}`},
+		{`{"k": "v", "other`, `{"k": "v"}`},
+		{`{"k": "v", "other":`, `{"k": "v"}`},
+		{`{"k": "}\"]"`, `{"k": "}\"]"}`},
+	} {
+		var p partialJSON
+		p.write(tc.in)
+		assert.Equal(t, tc.want, string(p.closed()), tc.in)
+	}
+}
+
+func TestExtractJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":1}`, `{"a":1}`},
+		{"Sure:\n```json\n{\"a\": {\"b\": [1]}}\n```\nDone.", `{"a": {"b": [1]}}`},
+		{`Use {braces} or {"not": json} then {"a": "}"}`, `{"a": "}"}`},
+		{`{ prose around {"a": 1} }`, `{"a": 1}`},
+		{`no object`, ``},
+		{`{"a": 1`, ``},
+	} {
+		got, ok := extractJSON(tc.in)
+		assert.Equal(t, tc.want != "", ok, tc.in)
+		assert.Equal(t, tc.want, string(got), tc.in)
+	}
+}
+
+// Text full of nested braces that are not JSON costs linear time: searched
+// again inside each span, it would take some 10^11 steps.
+func TestExtractJSONIsLinear(t *testing.T) {
+	text := strings.Repeat("{", 200_000) + strings.Repeat("x}", 200_000)
+	start := time.Now()
+	_, ok := extractJSON(text)
+	assert.False(t, ok)
+	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+type bigAnswer struct {
+	Items []struct {
+		Name  string   `json:"name"`
+		Score float64  `json:"score"`
+		Tags  []string `json:"tags"`
+	} `json:"items"`
+}
+
+// bigAnswerJSON makes an answer of n items.
+func bigAnswerJSON(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"items": [`)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `{"name": "item \"%d\"", "score": %d.5, "tags": ["a", "b\\n"]}`, i, i)
+	}
+	b.WriteString("]}")
+	return b.String()
+}
+
+// BenchmarkPartialJSON measures the cost per streamed byte of reading an
+// answer as it arrives, in the worst split (one byte a delta), the parser
+// alone and with the partial values decoded (partialAnswer): the cost per
+// byte stays flat as the answer grows.
+func BenchmarkPartialJSON(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		text := bigAnswerJSON(n)
+		b.Run(fmt.Sprintf("parser/%dB", len(text)), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				var p partialJSON
+				for i := range len(text) {
+					p.write(text[i : i+1])
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("partials/%dB", len(text)), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				var pa partialAnswer[bigAnswer]
+				for i := range len(text) {
+					pa.add(text[i : i+1])
+				}
+			}
+		})
+	}
+}

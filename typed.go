@@ -1,0 +1,404 @@
+package robby
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// An AnswerMode is how a typed run gets its answer from the model.
+type AnswerMode int32
+
+// The ways to get a typed answer. [AnswerAuto] is the default.
+const (
+	// AnswerAuto starts with AnswerNative and falls back, once, to
+	// AnswerTool when the endpoint refuses response_format (alone or
+	// together with tools), then to AnswerPrompted when it refuses tools.
+	// The agent and its clones remember the mode that worked.
+	AnswerAuto AnswerMode = iota
+	// AnswerNative asks for the answer with response_format json_schema,
+	// strict when the schema has a strict form, tools offered as usual.
+	AnswerNative
+	// AnswerTool offers a tool whose parameters are the answer's schema
+	// (final_answer); the model's call of it is the answer.
+	AnswerTool
+	// AnswerPrompted puts the schema in the system message and takes the
+	// JSON object in the model's text, prose and code fences around it
+	// ignored.
+	AnswerPrompted
+)
+
+var answerModeNames = [...]string{"auto", "native", "tool", "prompted"}
+
+// String returns the mode's name, such as "native".
+func (m AnswerMode) String() string {
+	if m >= 0 && int(m) < len(answerModeNames) {
+		return answerModeNames[m]
+	}
+	return fmt.Sprintf("AnswerMode(%d)", int(m))
+}
+
+// DefaultMaxRepairs is how many times a typed run asks the model to repair
+// an answer that does not fit the schema, unless [WithMaxRepairs] says
+// otherwise.
+const DefaultMaxRepairs = 2
+
+// typedConfig is what the typed run options set.
+type typedConfig struct {
+	mode    AnswerMode
+	repairs int
+	schema  *answerSchema // nil: inferred from the answer's type
+}
+
+// errTypedOption refuses a typed run's option given to another run.
+var errTypedOption = errors.New("robby: WithAnswerMode, WithMaxRepairs and WithAnswerSchema are options of RunTyped and StreamTyped")
+
+// typedOption makes a [RunOption] of [RunTyped] and [StreamTyped]; other
+// runs refuse it.
+func typedOption(set func(*typedConfig) error) RunOption {
+	return func(rc *runConfig) error {
+		if rc.typed == nil {
+			rc.typed = &typedConfig{repairs: DefaultMaxRepairs}
+		}
+		return set(rc.typed)
+	}
+}
+
+// WithAnswerMode chooses how a typed run asks for its answer instead of
+// [AnswerAuto].
+func WithAnswerMode(m AnswerMode) RunOption {
+	return typedOption(func(c *typedConfig) error {
+		if m < AnswerAuto || m > AnswerPrompted {
+			return fmt.Errorf("WithAnswerMode: unknown mode %v", m)
+		}
+		c.mode = m
+		return nil
+	})
+}
+
+// WithMaxRepairs sets how many times a typed run tells the model what is
+// wrong with an answer that does not fit the schema and asks again; 0
+// takes the first answer or fails. The default is [DefaultMaxRepairs].
+func WithMaxRepairs(n int) RunOption {
+	return typedOption(func(c *typedConfig) error {
+		if n < 0 {
+			return fmt.Errorf("WithMaxRepairs: %d repairs", n)
+		}
+		c.repairs = n
+		return nil
+	})
+}
+
+// WithAnswerSchema gives the answer's JSON Schema instead of inferring it
+// from the type, for answers whose shape is known only at run time:
+// decode them into json.RawMessage or map[string]any. The schema must
+// describe an object.
+func WithAnswerSchema(schema map[string]any) RunOption {
+	return typedOption(func(c *typedConfig) error {
+		c.schema = answerSchemaFrom(schema)
+		if c.schema.err != nil {
+			return fmt.Errorf("WithAnswerSchema: %w", c.schema.err)
+		}
+		return nil
+	})
+}
+
+// An AnswerError is the error of a typed run whose answer never fitted the
+// schema, after the repairs allowed. Test for it with [errors.As]; it
+// matches [ErrInvalidAnswer] with [errors.Is].
+type AnswerError struct {
+	Mode     AnswerMode // how the answer was asked for
+	Raw      string     // the model's last answer, as it wrote it
+	Failures []string   // everything wrong with it, one line each
+	Attempts int        // the answers read: 1 + the repairs
+}
+
+// ErrInvalidAnswer is matched by every [*AnswerError].
+var ErrInvalidAnswer = errors.New("robby: the answer does not fit the schema")
+
+// Error says how many answers were read and what was wrong with the last.
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("%v after %d answers (%s mode): %s", ErrInvalidAnswer, e.Attempts, e.Mode, strings.Join(e.Failures, "; "))
+}
+
+// Is reports whether target is [ErrInvalidAnswer].
+func (e *AnswerError) Is(target error) bool { return target == ErrInvalidAnswer }
+
+// RunTyped is [Agent.Run] ending with a value of type T instead of text.
+// T's JSON Schema is inferred as [NewTool] infers a tool's: T must be a
+// struct or a map; field names follow json tags, descriptions the
+// jsonschema tag, fields without omitempty or omitzero are required, and a
+// recursive type is refused. Tools stay available until the answer.
+//
+// The answer is validated against the schema and decoded strictly: an
+// unknown field, a wrong type or a missing required field is sent back to
+// the model with the exact reason, up to [WithMaxRepairs] times; then the
+// error is an [*AnswerError] holding the raw answer and every failure. T's
+// zero value comes only with an error. [WithAnswerMode] says how the
+// answer is asked for; by default the run picks the way the endpoint
+// takes (see [AnswerAuto]).
+//
+// The agent's conversation keeps the whole exchange, repairs included;
+// the turn limit applies to each answer asked for. The [Result] sums the
+// turns, tool calls and usage of all of them and is never nil.
+func RunTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOption) (T, *Result, error) {
+	res, answer, err := a.typed(ctx, prompt, opts, reflect.TypeFor[T](), func() any { return new(T) }, nil)
+	if err != nil {
+		return *new(T), res, err
+	}
+	return *answer.(*T), res, nil
+}
+
+// TypedEvent is an [Event] of [StreamTyped], with the answer as it fills
+// in.
+type TypedEvent[T any] struct {
+	Event
+	// Value is set with events of kind [EventPartial], to the fields of
+	// the answer complete so far, and with the last event, of kind
+	// [EventDone], to the validated answer (the zero value after an
+	// error).
+	Value T
+}
+
+// StreamTyped is [RunTyped] with every step reported as [Agent.Stream]
+// reports it, and the answer as it arrives: an [EventPartial] event holds
+// the fields complete so far, each time more of them are (text before
+// the answer and a field still arriving are left out). The last event,
+// of kind [EventDone], holds the validated answer and the [Result], paired
+// with the run's error, if any.
+//
+// A partial value is decoded from the whole answer received so far; to
+// keep the cost linear in the answer's length, a long answer's partial
+// values come each time it has grown by an eighth.
+func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOption) iter.Seq2[TypedEvent[T], error] {
+	return func(yield func(TypedEvent[T], error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stopped := false
+		send := func(e TypedEvent[T]) bool {
+			if !stopped && !yield(e, nil) {
+				stopped = true
+				cancel()
+			}
+			return !stopped
+		}
+		var partial partialAnswer[T]
+		emit := func(e Event) bool {
+			if e.Kind == EventTurnEnd {
+				partial = partialAnswer[T]{}
+			}
+			if !send(TypedEvent[T]{Event: e}) {
+				return false
+			}
+			if e.Kind != EventText {
+				return true
+			}
+			if v, ok := partial.add(e.Delta); ok {
+				return send(TypedEvent[T]{Event: Event{Kind: EventPartial, Turn: e.Turn}, Value: v})
+			}
+			return true
+		}
+		res, answer, err := a.typed(ctx, prompt, opts, reflect.TypeFor[T](), func() any { return new(T) }, emit)
+		if stopped {
+			return
+		}
+		done := TypedEvent[T]{Event: Event{Kind: EventDone, Turn: res.Turns, Result: res}}
+		if err == nil {
+			done.Value = *answer.(*T)
+		}
+		yield(done, err)
+	}
+}
+
+// answerToolName is the name of the answer tool; answerToolOther replaces it
+// when the agent has a tool of that name.
+const (
+	answerToolName  = "final_answer"
+	answerToolOther = "robby_final_answer"
+)
+
+// typed runs the loop until the model gives an answer that fits the
+// schema, repairing and falling back as tc says, and returns it decoded
+// into a value from newAnswer, a pointer of type t. It holds the
+// conversation throughout, so that no other run comes between an answer
+// and its repair.
+func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (*Result, any, error) {
+	res := new(Result)
+	base, err := newRunConfig(opts)
+	if err == nil && len(base.caller) > 0 {
+		err = errors.New("robby: WithCallerTools: a typed run cannot end on calls of the caller's tools")
+	}
+	if err != nil {
+		return res, nil, err
+	}
+	tc := base.typed
+	if tc == nil {
+		tc = &typedConfig{repairs: DefaultMaxRepairs}
+	}
+	as := tc.schema
+	if as == nil {
+		as = answerSchemaFor(t)
+	}
+	if as.err != nil {
+		return res, nil, fmt.Errorf("robby: typed answer %v: %w", t, as.err)
+	}
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return res, nil, err
+	}
+	defer release()
+	mode, auto := tc.mode, tc.mode == AnswerAuto
+	if auto {
+		mode = max(AnswerMode(a.core.answerMode.Load()), AnswerNative)
+	}
+	tool := answerToolName
+	if a.core.tools.get(ctx).byName[tool] != nil {
+		tool = answerToolOther
+	}
+	pending, results := promptMessage(prompt), base.results
+	for attempt := 1; ; {
+		rc := answerRun(base, mode, as, tool, results)
+		r, err := a.runHeld(ctx, pending, &rc, offsetTurns(emit, res.Turns))
+		res.merge(r)
+		if err != nil {
+			if next, ok := fallback(mode, err); auto && ok && r.Turns <= 1 {
+				a.core.log.InfoContext(ctx, "robby: the endpoint refused the answer mode; falling back",
+					slog.String("mode", mode.String()), slog.String("next", next.String()), slog.Any("error", err))
+				a.core.answerMode.Store(int32(next))
+				mode = next
+				continue
+			}
+			return res, nil, err
+		}
+		raw, callID := answerText(mode, r, tool)
+		answer := newAnswer()
+		failures := as.check(raw, answer)
+		if len(failures) == 0 {
+			if callID != "" {
+				// The answer tool's call needs its result, or the next
+				// request of the conversation would be refused.
+				var done messages
+				done.add(toolMessage(ToolResult{Call: ToolCall{ID: callID}, Output: "Answer accepted."}))
+				a.addMessages(done)
+				res.Messages = append(res.Messages, done.list...)
+			}
+			return res, answer, nil
+		}
+		if attempt > tc.repairs {
+			return res, nil, &AnswerError{Mode: mode, Raw: string(raw), Failures: failures, Attempts: attempt}
+		}
+		attempt++
+		pending, results = repairMessage(mode, tool, callID, failures)
+	}
+}
+
+// answerRun is the run that asks for the answer in a mode, with the
+// options of base and the results of the calls the conversation awaits.
+func answerRun(base runConfig, mode AnswerMode, as *answerSchema, tool string, results []ToolResult) runConfig {
+	rc := base
+	rc.typed, rc.results = nil, results
+	switch mode {
+	case AnswerNative:
+		schema, strict := as.strict, true
+		if schema == nil {
+			schema, strict = as.raw, false
+		}
+		var params openai.ChatCompletionNewParams
+		if base.params != nil {
+			params = *base.params
+		}
+		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: schema, Strict: openai.Bool(strict)},
+		}}
+		rc.params = &params
+	case AnswerTool:
+		rc.caller = []openai.FunctionDefinitionParam{{
+			Name:        tool,
+			Description: openai.String("Give your final answer: call this once you know it, with the answer as the arguments."),
+			Parameters:  as.params,
+		}}
+	case AnswerPrompted:
+		rc.system = append(slices.Clip(rc.system), systemJSON("Answer with a single JSON object that fits this JSON Schema, and nothing else:\n"+string(as.raw)))
+	}
+	return rc
+}
+
+// fallback returns the mode to try when the endpoint refused mode.
+func fallback(mode AnswerMode, err error) (AnswerMode, bool) {
+	switch {
+	case mode == AnswerNative && refused(err, refusalPattern):
+		return AnswerTool, true
+	case mode == AnswerTool && refused(err, toolsRefusal):
+		return AnswerPrompted, true
+	}
+	return mode, false
+}
+
+// answerText finds the answer in a run's result: the arguments of the
+// answer tool's call, or the JSON object of the text. A model that answers
+// with text when it has the answer tool is taken at its word if the text
+// holds the answer.
+func answerText(mode AnswerMode, r *Result, tool string) (raw []byte, callID string) {
+	for _, c := range r.Pending {
+		if c.Name == tool {
+			return []byte(c.Arguments), c.ID
+		}
+	}
+	text := strings.TrimSpace(r.Text)
+	if mode == AnswerNative && json.Valid([]byte(text)) {
+		return []byte(text), ""
+	}
+	if obj, ok := extractJSON(text); ok {
+		return obj, ""
+	}
+	return []byte(text), ""
+}
+
+// repairMessage tells the model what is wrong with its answer: as the
+// answer tool's result when it called it, else as a user message.
+func repairMessage(mode AnswerMode, tool, callID string, failures []string) (messages, []ToolResult) {
+	var b strings.Builder
+	b.WriteString("Your answer does not fit the required JSON Schema:\n")
+	for _, f := range failures {
+		b.WriteString("- " + f + "\n")
+	}
+	switch {
+	case callID != "":
+		b.WriteString("Call " + tool + " again with the corrected answer.")
+		return messages{}, []ToolResult{{Call: ToolCall{ID: callID}, Output: b.String()}}
+	case mode == AnswerTool:
+		b.WriteString("Give the answer by calling " + tool + ".")
+	default:
+		b.WriteString("Answer again with the corrected JSON object only.")
+	}
+	return promptMessage(b.String()), nil
+}
+
+// offsetTurns numbers the events of a later answer after the turns before.
+func offsetTurns(emit func(Event) bool, turns int) func(Event) bool {
+	if emit == nil || turns == 0 {
+		return emit
+	}
+	return func(e Event) bool {
+		e.Turn += turns
+		return emit(e)
+	}
+}
+
+// merge adds the work of a later run to r.
+func (r *Result) merge(o *Result) {
+	r.Text, r.Reasoning = o.Text, o.Reasoning
+	r.Messages = append(r.Messages, o.Messages...)
+	r.Turns += o.Turns
+	r.ToolCalls = append(r.ToolCalls, o.ToolCalls...)
+	r.Usage.add(o.Usage)
+}
