@@ -115,6 +115,17 @@
 // provider's context-length error is a [*ContextLengthError], matching
 // [ErrContextLength], that names the sizes.
 //
+// # Typed answers
+//
+// [RunTyped] ends the loop with a Go value instead of text: the answer's
+// JSON Schema is inferred from its type as for [NewTool], the model's
+// answer is validated and decoded strictly, and a faulty answer is sent
+// back with what is wrong, a bounded number of times ([WithMaxRepairs]),
+// before an [*AnswerError]. The answer is asked for as the endpoint allows
+// ([AnswerMode]): natively with response_format, through a final-answer
+// tool, or by prompt. [StreamTyped] streams the run with the answer's
+// partial values as they fill in.
+//
 // # Concurrency
 //
 // An [Agent] is safe for concurrent use. Operations that talk to the model
