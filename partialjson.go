@@ -17,8 +17,10 @@ import (
 // grammar of numbers and literals: the closed prefix is decoded by a real
 // decoder, and the whole answer is validated once it is complete.
 type partialJSON struct {
-	buf   []byte // the value's text so far, from its opening bracket
-	stack []byte // the containers open now: '{' or '['
+	buf      []byte // the value's text so far, from its opening bracket
+	n        int    // its length, counted even when buf is not kept
+	stack    []byte // the containers open now: '{' or '['
+	spanOnly bool   // find where the value ends; keep no text
 
 	inString, escape bool
 	isKey            bool // the string being read is an object's key
@@ -51,8 +53,11 @@ func (p *partialJSON) step(c byte) bool {
 		}
 		p.started = true
 	}
-	if p.inString {
+	p.n++
+	if !p.spanOnly {
 		p.buf = append(p.buf, c)
+	}
+	if p.inString {
 		switch {
 		case p.escape:
 			p.escape = false
@@ -61,7 +66,7 @@ func (p *partialJSON) step(c byte) bool {
 		case c == '"':
 			p.inString = false
 			if !p.isKey {
-				return p.valueEnd(len(p.buf))
+				return p.valueEnd(p.n)
 			}
 		}
 		return false
@@ -69,16 +74,14 @@ func (p *partialJSON) step(c byte) bool {
 	completed := false
 	if p.inScalar {
 		if scalarByte(c) {
-			p.buf = append(p.buf, c)
 			return false
 		}
 		p.inScalar = false
-		completed = p.valueEnd(len(p.buf))
+		completed = p.valueEnd(p.n - 1)
 		if p.done {
 			return true
 		}
 	}
-	p.buf = append(p.buf, c)
 	switch c {
 	case '{', '[':
 		p.stack = append(p.stack, c)
@@ -87,7 +90,7 @@ func (p *partialJSON) step(c byte) bool {
 		if len(p.stack) > 0 {
 			p.stack = p.stack[:len(p.stack)-1]
 		}
-		completed = p.valueEnd(len(p.buf)) || completed
+		completed = p.valueEnd(p.n) || completed
 	case '"':
 		p.inString = true
 		p.isKey = p.expectKey && len(p.stack) > 0 && p.stack[len(p.stack)-1] == '{'
@@ -129,7 +132,7 @@ func extractJSON(text string) ([]byte, bool) {
 		if start < 0 {
 			return nil, false
 		}
-		var p partialJSON
+		p := partialJSON{spanOnly: true}
 		end := start
 		for ; end < len(rest) && !p.done; end++ {
 			p.step(rest[end])
@@ -137,8 +140,8 @@ func extractJSON(text string) ([]byte, bool) {
 		if !p.done {
 			return nil, false // unbalanced to the end
 		}
-		if json.Valid(p.buf) {
-			return p.buf, true
+		if span := []byte(rest[start:end]); json.Valid(span) {
+			return span, true
 		}
 		if rescans++; rescans <= maxRescans {
 			rest = rest[start+1:]
@@ -149,7 +152,7 @@ func extractJSON(text string) ([]byte, bool) {
 }
 
 // maxRescans bounds how many invalid spans extractJSON searches inside.
-const maxRescans = 32
+const maxRescans = 8
 
 // closed returns the complete fields received so far as valid JSON (if the
 // text is), or nil before the first field is complete. Containers open at

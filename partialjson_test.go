@@ -80,9 +80,9 @@ func TestExtractJSON(t *testing.T) {
 }
 
 // Text full of nested braces that are not JSON costs linear time: searched
-// again inside each span, it would take some 10^11 steps.
+// again inside each span, it would take some 10^10 steps.
 func TestExtractJSONIsLinear(t *testing.T) {
-	text := strings.Repeat("{", 200_000) + strings.Repeat("x}", 200_000)
+	text := strings.Repeat("{", 50_000) + strings.Repeat("x}", 50_000)
 	start := time.Now()
 	_, ok := extractJSON(text)
 	assert.False(t, ok)
