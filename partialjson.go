@@ -126,22 +126,29 @@ func scalarByte(c byte) bool {
 // for an object written inside braces of prose, at most maxRescans times,
 // so that the cost stays linear in the text's length.
 func extractJSON(text string) ([]byte, bool) {
+	span, ok, _ := extractJSONSteps(text)
+	return span, ok
+}
+
+// extractJSONSteps is extractJSON, also counting the bytes it read.
+func extractJSONSteps(text string) (span []byte, ok bool, steps int) {
 	rescans := 0
 	for rest := text; ; {
 		start := strings.IndexByte(rest, '{')
 		if start < 0 {
-			return nil, false
+			return nil, false, steps
 		}
 		p := partialJSON{spanOnly: true}
 		end := start
 		for ; end < len(rest) && !p.done; end++ {
 			p.step(rest[end])
+			steps++
 		}
 		if !p.done {
-			return nil, false // unbalanced to the end
+			return nil, false, steps // unbalanced to the end
 		}
 		if span := []byte(rest[start:end]); json.Valid(span) {
-			return span, true
+			return span, true, steps
 		}
 		if rescans++; rescans <= maxRescans {
 			rest = rest[start+1:]
