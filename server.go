@@ -1,13 +1,14 @@
 package robby
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
+	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -16,25 +17,37 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
 )
 
 // DefaultMaxRequestBytes bounds the body of a request to a [Server].
 const DefaultMaxRequestBytes = 8 << 20
 
+// DefaultMaxMessages bounds the messages of a request to a [Server].
+const DefaultMaxMessages = 10_000
+
 // ServerOptions configures a [Server]. The zero value is a server with no
-// authentication that shows no tool steps.
+// authentication that shows no tool steps and answers no browser of
+// another origin.
 type ServerOptions struct {
 	// Token, if set, is the bearer token every request must carry.
 	Token string
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.
 	MaxRequestBytes int64
+	// MaxMessages bounds the messages of a request (default
+	// [DefaultMaxMessages]); a request with more is answered 400.
+	MaxMessages int
+	// CORSOrigins are the web origins (such as "https://chat.example.com",
+	// or "*" for any) whose pages may call the server from a browser. A
+	// request that carries an Origin header not listed is answered 403:
+	// without it, any web page its user visits could drive the agent.
+	CORSOrigins []string
 	// ShowToolSteps streams the agent's tool calls and results to the
 	// client as reasoning, which chat front ends show apart from the
 	// answer. Otherwise the client sees only the answer.
 	ShowToolSteps bool
-	// Logger receives one line per failed request. The default discards.
+	// Logger receives one line per failed request, with the request id
+	// its client was given. The default discards.
 	Logger *slog.Logger
 }
 
@@ -55,6 +68,13 @@ type ServerOptions struct {
 // them, the call is handed back to the client (finish_reason "tool_calls"),
 // as OpenAI would. A client that goes away cancels its run and its tools.
 //
+// A request must say that its body is JSON (Content-Type:
+// application/json), or it is answered 415 and nothing runs: a web page
+// can post a form to any address, but not JSON. Every answer carries an
+// X-Request-Id header; when the run fails for a reason other than the
+// model endpoint's own error, the client is told only that id, and the
+// details go to the logger under it.
+//
 // A Server is safe for concurrent use.
 type Server struct {
 	agents map[string]*Agent
@@ -62,15 +82,20 @@ type Server struct {
 	mux    *http.ServeMux
 }
 
-// NewServer serves agents under their model names. opts may be nil.
+// NewServer serves agents under their model names (the map is copied).
+// opts may be nil.
 func NewServer(agents map[string]*Agent, opts *ServerOptions) *Server {
-	s := &Server{agents: agents, mux: http.NewServeMux()}
+	s := &Server{agents: maps.Clone(agents), mux: http.NewServeMux()}
 	if opts != nil {
 		s.opts = *opts
 	}
 	if s.opts.MaxRequestBytes <= 0 {
 		s.opts.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if s.opts.MaxMessages <= 0 {
+		s.opts.MaxMessages = DefaultMaxMessages
+	}
+	s.opts.CORSOrigins = slices.Clone(s.opts.CORSOrigins)
 	if s.opts.Logger == nil {
 		s.opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -83,17 +108,55 @@ func NewServer(agents map[string]*Agent, opts *ServerOptions) *Server {
 	return s
 }
 
-// ServeHTTP answers the request after checking its bearer token.
+// ServeHTTP answers the request after checking its origin and its bearer
+// token.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) != 1 {
-			writeAPIError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
-				"Missing or incorrect bearer token.")
+	w.Header().Set("X-Request-Id", "req_"+randomAlnum(24))
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !s.allowOrigin(w, r, origin) {
+			return
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.WriteHeader(http.StatusNoContent) // a preflight, answered without a token
 			return
 		}
 	}
+	if s.opts.Token != "" && !bearer(r.Header.Get("Authorization"), s.opts.Token) {
+		writeAPIError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
+			"Missing or incorrect bearer token.")
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// bearer reports whether an Authorization header carries token. The
+// scheme's name is case-insensitive (RFC 9110, section 11.1).
+func bearer(header, token string) bool {
+	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimLeft(got, " ")), []byte(token)) == 1
+}
+
+// allowOrigin gives a browser of a listed origin CORS permission, or
+// answers 403 and returns false.
+func (s *Server) allowOrigin(w http.ResponseWriter, r *http.Request, origin string) bool {
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	if !slices.Contains(s.opts.CORSOrigins, origin) && !slices.Contains(s.opts.CORSOrigins, "*") {
+		writeAPIError(w, http.StatusForbidden, "invalid_request_error", "origin_not_allowed",
+			fmt.Sprintf("Requests from the web origin %q are not allowed: the server's operator can list it (robby serve -cors).", origin))
+		return false
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, POST")
+		if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {
+			h.Set("Access-Control-Allow-Headers", asked)
+		}
+		h.Set("Access-Control-Max-Age", "600")
+		h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+	}
+	return true
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
@@ -118,19 +181,13 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, list)
 }
 
-// chatRequest is what the server reads of a request itself; the rest goes
-// to the model as the client sent it.
-type chatRequest struct {
-	Model         string `json:"model"`
-	Stream        bool   `json:"stream"`
-	StreamOptions struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Messages []json.RawMessage `json:"messages"`
-}
-
 func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
+	if !isJSON(r.Header.Get("Content-Type")) {
+		writeAPIError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type",
+			"The request body must be JSON, sent with Content-Type: application/json.")
+		return
+	}
+	body, err := readBody(w, r, s.opts.MaxRequestBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -141,29 +198,26 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body: "+err.Error())
 		return
 	}
-	var head chatRequest
-	if err := json.Unmarshal(body, &head); err != nil {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json", "Invalid JSON in the request body: "+err.Error())
+	req, err := decodeChatRequest(body, s.opts.MaxMessages)
+	var bad *badRequest
+	if errors.As(err, &bad) {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", bad.code, bad.msg)
 		return
 	}
-	if len(head.Messages) == 0 {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "missing_messages", "'messages' is required and must not be empty.")
-		return
-	}
-	agent, ok := s.agents[head.Model]
+	agent, ok := s.agents[req.model]
 	if !ok {
 		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
-			fmt.Sprintf("The model '%s' does not exist.", head.Model))
+			fmt.Sprintf("The model '%s' does not exist.", req.model))
 		return
 	}
-	conv, opts, err := conversation(agent, body, len(head.Messages))
+	conv, opts, err := conversation(agent, req)
 	if err != nil {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
 	}
-	reply := &chatReply{w: w, model: head.Model, id: "chatcmpl-" + randomAlnum(24), created: time.Now().Unix(),
-		usage: head.StreamOptions.IncludeUsage, steps: s.opts.ShowToolSteps}
-	if head.Stream {
+	reply := &chatReply{w: w, model: req.model, id: "chatcmpl-" + randomAlnum(24), created: time.Now().Unix(),
+		usage: req.includeUsage, steps: s.opts.ShowToolSteps}
+	if req.stream {
 		err = reply.stream(conv.ResumeStream(r.Context(), opts...))
 	} else {
 		var res *Result
@@ -174,43 +228,51 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil && r.Context().Err() == nil {
-		s.opts.Logger.WarnContext(r.Context(), "robby: chat completion failed", slog.String("model", head.Model), slog.Any("error", err))
-		reply.fail(err)
+		id := w.Header().Get("X-Request-Id")
+		s.opts.Logger.WarnContext(r.Context(), "robby: chat completion failed", slog.String("request_id", id),
+			slog.String("model", req.model), slog.Any("error", err))
+		reply.fail(err, id)
 	}
 }
 
-// conversation makes the fresh agent and run options of one request (whose
-// messages array has the given length): the agent's system prompt, then
-// the client's messages; the client's parameters laid over the agent's;
-// the client's tools, run by the client.
-func conversation(agent *Agent, body []byte, messages int) (*Agent, []RunOption, error) {
-	var req openai.ChatCompletionNewParams
-	if err := req.UnmarshalJSON(body); err != nil {
-		return nil, nil, fmt.Errorf("invalid request: %v", err)
+// readBody reads a request's body, of at most limit bytes, into a buffer
+// of the size it announces; one announced too large is not read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
 	}
-	if len(req.Messages) != messages {
-		return nil, nil, errors.New("messages holds something that is not a message")
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		buf.Grow(int(n) + 1) // +1: the read that sees the end
 	}
-	for i, m := range req.Messages {
-		if m.OfDeveloper == nil && m.OfSystem == nil && m.OfUser == nil && m.OfAssistant == nil && m.OfTool == nil && m.OfFunction == nil {
-			return nil, nil, fmt.Errorf("messages[%d] is not a message with a known role", i)
-		}
-	}
-	if err := answered(req.Messages); err != nil {
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
+}
+
+// isJSON reports whether a Content-Type says JSON.
+func isJSON(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	return err == nil && t == "application/json"
+}
+
+// conversation makes the fresh agent and run options of one request: the
+// agent's system prompt, then the client's messages; the client's
+// parameters laid over the agent's; the client's tools, run by the client.
+func conversation(agent *Agent, req *chatRequest) (*Agent, []RunOption, error) {
+	if err := answered(req.messages); err != nil {
 		return nil, nil, err
 	}
-	tools, err := clientTools(agent, req.Tools)
-	if err != nil {
+	if err := clientTools(agent, req.tools); err != nil {
 		return nil, nil, err
 	}
-	params, err := requestParams(req, body)
+	params, err := requestParams(req.fields)
 	if err != nil {
 		return nil, nil, err
 	}
 	conv := agent.Clone()
 	conv.Reset()
-	conv.AddMessages(req.Messages...)
-	return conv, []RunOption{WithRunParams(params), WithCallerTools(tools...)}, nil
+	conv.AddMessages(req.messages...)
+	return conv, []RunOption{WithRunParams(params), WithCallerTools(req.tools...)}, nil
 }
 
 // answered checks that the tool calls of the last assistant message all
@@ -236,48 +298,44 @@ func answered(msgs []openai.ChatCompletionMessageParamUnion) error {
 	return nil
 }
 
-// clientTools returns the definitions of the client's tools, which may not
-// have the names of the agent's own.
-func clientTools(agent *Agent, tools []openai.ChatCompletionToolUnionParam) ([]openai.FunctionDefinitionParam, error) {
-	if len(tools) == 0 {
-		return nil, nil
+// clientTools checks that the client's tools do not have the names of the
+// agent's own.
+func clientTools(agent *Agent, defs []openai.FunctionDefinitionParam) error {
+	if len(defs) == 0 {
+		return nil
 	}
 	own := map[string]bool{}
 	for _, t := range agent.Tools() {
 		own[t.Name()] = true
 	}
-	defs := make([]openai.FunctionDefinitionParam, 0, len(tools))
-	for i, t := range tools {
-		f := t.OfFunction
-		switch {
-		case f == nil:
-			return nil, fmt.Errorf("tools[%d]: only function tools are supported", i)
-		case own[f.Function.Name]:
-			return nil, fmt.Errorf("tool %q has the name of one of the agent's own tools", f.Function.Name)
+	for _, d := range defs {
+		if own[d.Name] {
+			return fmt.Errorf("tool %q has the name of one of the agent's own tools", d.Name)
 		}
-		defs = append(defs, f.Function)
 	}
-	return defs, nil
+	return nil
 }
 
 // serverOwned are the request fields the server sets itself.
 var serverOwned = []string{"model", "messages", "tools", "stream", "stream_options", "n"}
 
-// requestParams returns the client's request parameters, req read from
-// body. Parameters openai-go has no field for (a provider's own, such as
-// top_k) are kept; one of a known name that does not fit its field is
-// refused.
-func requestParams(req openai.ChatCompletionNewParams, body []byte) (openai.ChatCompletionNewParams, error) {
-	var client map[string]json.RawMessage
-	if err := json.Unmarshal(body, &client); err != nil {
-		return openai.ChatCompletionNewParams{}, err
-	}
+// requestParams returns the client's request parameters, the members of
+// the request but those the server sets itself. Parameters openai-go has
+// no field for (a provider's own, such as top_k) are kept; one of a known
+// name that does not fit its field is refused.
+func requestParams(fields map[string]json.RawMessage) (openai.ChatCompletionNewParams, error) {
+	client := maps.Clone(fields)
 	for _, k := range serverOwned {
 		delete(client, k)
 	}
-	p := req
-	p.Messages, p.Tools, p.Model = nil, nil, ""
-	p.StreamOptions, p.N = openai.ChatCompletionStreamOptionsParam{}, param.Opt[int64]{}
+	b, err := json.Marshal(client)
+	if err != nil {
+		return openai.ChatCompletionNewParams{}, err
+	}
+	var p openai.ChatCompletionNewParams
+	if err := p.UnmarshalJSON(b); err != nil {
+		return openai.ChatCompletionNewParams{}, fmt.Errorf("invalid request parameters: %v", err)
+	}
 	return p, keepUnread(&p, client)
 }
 

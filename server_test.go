@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -197,6 +198,7 @@ func TestServerErrors(t *testing.T) {
 	_, hs := serve(t, upstream, &ServerOptions{Token: "s3cret", MaxRequestBytes: 1024})
 	post := func(auth, body string) (int, map[string]any) {
 		req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		if auth != "" {
 			req.Header.Set("Authorization", "Bearer "+auth)
 		}
@@ -358,3 +360,157 @@ func TestServerKeepsProviderParametersAndRefusesMistypedOnes(t *testing.T) {
 	assert.Contains(t, body, `\"temperature\" is not of the type the API defines`)
 	assert.Len(t, upstream.Requests(), 1, "a refused request goes nowhere")
 }
+
+// TestServerRefusesBodiesThatAreNotJSON: a web page can post a form to any
+// address (enctype text/plain smuggles a JSON-looking body) without a
+// preflight; the endpoint answers 415 and runs nothing.
+func TestServerRefusesBodiesThatAreNotJSON(t *testing.T) {
+	upstream := newServer(t)
+	upstream.Reply(robbytest.Text("ran"))
+	_, hs := serve(t, upstream, nil, WithTools(addTool))
+	body := `{"model":"robby","messages":[{"role":"user","content":"add 1 and 2"}]}`
+	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+		"multipart/form-data; boundary=x", "", "application/jsonx"} {
+		t.Run(ct, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, hs.URL+"/v1/chat/completions", strings.NewReader(body))
+			require.NoError(t, err)
+			if ct != "" {
+				req.Header.Set("Content-Type", ct)
+			}
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			assert.Equal(t, http.StatusUnsupportedMediaType, res.StatusCode, "%s", b)
+			assert.Contains(t, string(b), "Content-Type: application/json")
+		})
+	}
+	assert.Empty(t, upstream.Requests(), "a form post reached the model")
+
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON"} {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", ct)
+		upstream.Reply(robbytest.Text("ran"))
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		assert.Equal(t, http.StatusOK, res.StatusCode, ct)
+	}
+}
+
+// TestServerCORS: a browser of another origin gets no permission and no
+// answer unless the operator listed its origin; a listed one gets its
+// preflight answered, without a token.
+func TestServerCORS(t *testing.T) {
+	upstream := newServer(t)
+	_, hs := serve(t, upstream, &ServerOptions{Token: "tok", CORSOrigins: []string{"https://chat.example.com"}})
+	do := func(method, origin string, header http.Header) *http.Response {
+		t.Helper()
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(`{"model":"robby","messages":[{"role":"user","content":"hi"}]}`)
+		}
+		req, err := http.NewRequest(method, hs.URL+"/v1/chat/completions", body)
+		require.NoError(t, err)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		req.Header.Set("Origin", origin)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	preflight := http.Header{"Access-Control-Request-Method": {"POST"},
+		"Access-Control-Request-Headers": {"authorization,content-type,x-stainless-os"}}
+
+	res := do(http.MethodOptions, "https://evil.example", preflight)
+	assert.Equal(t, http.StatusForbidden, res.StatusCode)
+	assert.Empty(t, res.Header.Get("Access-Control-Allow-Origin"))
+	res = do(http.MethodPost, "https://evil.example", http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer tok"}})
+	assert.Equal(t, http.StatusForbidden, res.StatusCode, "a page of another origin, even with the token")
+	assert.Empty(t, res.Header.Get("Access-Control-Allow-Origin"))
+	assert.Empty(t, upstream.Requests())
+
+	res = do(http.MethodOptions, "https://chat.example.com", preflight)
+	assert.Equal(t, http.StatusNoContent, res.StatusCode)
+	assert.Equal(t, "https://chat.example.com", res.Header.Get("Access-Control-Allow-Origin"))
+	assert.Contains(t, res.Header.Get("Access-Control-Allow-Methods"), "POST")
+	assert.Equal(t, "authorization,content-type,x-stainless-os", res.Header.Get("Access-Control-Allow-Headers"))
+	assert.Contains(t, res.Header.Values("Vary"), "Origin")
+
+	upstream.Reply(robbytest.Text("hello"))
+	res = do(http.MethodPost, "https://chat.example.com", http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer tok"}})
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "https://chat.example.com", res.Header.Get("Access-Control-Allow-Origin"))
+	res = do(http.MethodPost, "https://chat.example.com", http.Header{"Content-Type": {"application/json"}})
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "a listed origin still needs the token")
+}
+
+// TestServerBearerSchemeIsCaseInsensitive: RFC 9110, section 11.1.
+func TestServerBearerSchemeIsCaseInsensitive(t *testing.T) {
+	upstream := newServer(t)
+	_, hs := serve(t, upstream, &ServerOptions{Token: "s3cret"})
+	for auth, want := range map[string]int{
+		"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER s3cret": 200, "bEaReR  s3cret": 200,
+		"Basic s3cret": 401, "bearer": 401, "bearers3cret": 401, "bearer S3CRET": 401, "s3cret": 401,
+	} {
+		t.Run(auth, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, hs.URL+"/v1/models", nil)
+			req.Header.Set("Authorization", auth)
+			res, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			res.Body.Close()
+			assert.Equal(t, want, res.StatusCode)
+		})
+	}
+}
+
+// TestServerHidesUpstreamFailures: when the model endpoint cannot be
+// reached, the client learns a request id, not the endpoint's address or
+// the dial error; the logger gets both under that id.
+func TestServerHidesUpstreamFailures(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	var logged strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}), nil))
+	a, err := New(WithBaseURL(deadURL+"/v1"), WithAPIKey(""), WithModel("m"), WithRequestOptions(option.WithMaxRetries(0)))
+	require.NoError(t, err)
+	defer a.Close()
+	hs := httptest.NewServer(NewServer(map[string]*Agent{"robby": a}, &ServerOptions{Logger: logger}))
+	defer hs.Close()
+	host := strings.TrimPrefix(deadURL, "http://")
+
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			res, err := http.Post(hs.URL+"/v1/chat/completions", "application/json",
+				strings.NewReader(fmt.Sprintf(`{"model":"robby","stream":%v,"messages":[{"role":"user","content":"hi"}]}`, stream)))
+			require.NoError(t, err)
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			body := string(b)
+			assert.Equal(t, http.StatusBadGateway, res.StatusCode)
+			id := res.Header.Get("X-Request-Id")
+			require.NotEmpty(t, id)
+			assert.Contains(t, body, id)
+			for _, leak := range []string{host, "dial", "connection refused", "127.0.0.1", "Post "} {
+				assert.NotContains(t, body, leak)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Contains(t, logged.String(), "request_id="+id)
+			assert.Contains(t, logged.String(), host, "the details go to the log")
+		})
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -183,9 +183,13 @@ func (cr *chatReply) finish(res *Result, err error) {
 }
 
 // fail reports err: with its status while nothing was written, or as an
-// error event in the stream, as OpenAI does.
-func (cr *chatReply) fail(err error) {
-	status, typ, msg := http.StatusBadGateway, "upstream_error", err.Error()
+// error event in the stream, as OpenAI does. The model endpoint's own error
+// is passed on; any other failure (the endpoint unreachable, a reply robby
+// could not read) is reported by request id only, since its text names
+// addresses the client has no business knowing.
+func (cr *chatReply) fail(err error, requestID string) {
+	status, typ := http.StatusBadGateway, "upstream_error"
+	msg := fmt.Sprintf("The agent could not get an answer from its model (request id %s); the server's log has the details.", requestID)
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
 		msg = "upstream: " + apiErr.Message

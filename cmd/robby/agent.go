@@ -74,13 +74,32 @@ func envOr(key, def string) string {
 	return def
 }
 
+// check reports a flag value the agent cannot be built from, in the
+// command line's words, not the library's.
+func (f *agentFlags) check() error {
+	switch {
+	case f.baseURL == "":
+		return errors.New("no endpoint: give -base-url or set OPENAI_BASE_URL")
+	case f.model == "":
+		return errors.New("no model: give -model or set ROBBY_MODEL")
+	case f.maxTurns < 1:
+		return fmt.Errorf("-max-turns is %d: it must be at least 1", f.maxTurns)
+	}
+	u, err := url.Parse(f.baseURL)
+	if err != nil {
+		return fmt.Errorf("bad -base-url (or OPENAI_BASE_URL) %q: %v", f.baseURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("bad -base-url (or OPENAI_BASE_URL) %q: not an http:// or https:// URL with a host, such as %s",
+			f.baseURL, defaultBaseURL)
+	}
+	return nil
+}
+
 // newAgent builds the agent the flags describe.
 func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
-	if f.baseURL == "" {
-		return nil, errors.New("no endpoint: give -base-url or set OPENAI_BASE_URL")
-	}
-	if _, err := url.ParseRequestURI(f.baseURL); err != nil {
-		return nil, fmt.Errorf("bad -base-url %q: %v", f.baseURL, err)
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	level := slog.LevelWarn
 	if f.verbose {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"iter"
@@ -14,21 +13,18 @@ import (
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newCommand("run", `robby run [flags] "prompt"`,
+		"Streams the agent's answer to the prompt to stdout; its tool steps go to stderr.", agentEnv)
 	var f agentFlags
 	f.kb.modes = true
-	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: robby run [flags] "prompt"`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	f.register(cmd.fs)
+	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
+	fs := cmd.fs
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return errors.New("run needs a prompt")
+		cmd.usage(stderr)
+		return usageError{errors.New("run needs a prompt")}
 	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
@@ -45,14 +41,17 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newCommand("chat", "robby chat [flags]",
+		"Holds a conversation: one prompt a line from stdin, each answer streamed to stdout, tool steps to stderr.\n"+
+			"Exits with status 1 if the last answer failed.",
+		agentEnv, []string{storeEnv + "\tthe sessions' file, when -store is not given"})
 	var f agentFlags
 	f.kb.modes = true
+	fs := cmd.fs
 	f.register(fs)
 	session := fs.String("session", "", "keep the conversation under this name in the store, across restarts")
 	storePath := fs.String("store", defaultStorePath(), "SQLite file of the sessions (env "+storeEnv+")")
-	if err := fs.Parse(args); err != nil {
+	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	agent, err := f.newAgent(stderr)
@@ -81,11 +80,18 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fmt.Fprintln(stderr, ". Ctrl-D to quit.")
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
+	var last error // of the last answer, for the exit status
 	for {
 		fmt.Fprint(stderr, "› ")
 		if !in.Scan() {
 			fmt.Fprintln(stderr)
-			return in.Err()
+			if err := in.Err(); err != nil {
+				return err
+			}
+			if last != nil {
+				return shownError{last}
+			}
+			return nil
 		}
 		prompt := strings.TrimSpace(in.Text())
 		if prompt == "" {
@@ -103,13 +109,14 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 				err = answer(ctx, agent, prompt, stdout, stderr, append(kbOpts, opts...)...)
 			}
 		}
-		if err != nil {
+		last = err
+		if last != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			// A failed answer leaves the conversation as it was (in a
 			// session, with the error kept in its history): go on.
-			fmt.Fprintln(stderr, "robby:", explain(err, f.baseURL))
+			report(stderr, explain(last, f.baseURL))
 		}
 	}
 }

@@ -63,24 +63,21 @@ func (f *kbFlags) open(baseURL, apiKey string) (*knowledge.Base, error) {
 }
 
 func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("index", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newCommand("index", "robby index -kb FILE [flags] DIR...",
+		"Indexes the Markdown, HTML and text files under each DIR (or the files named) into FILE.\n"+
+			"Run it again to bring FILE up to date: changed files are re-indexed, deleted ones removed.",
+		endpointEnv, embeddingsEnv)
+	fs := cmd.fs
 	var f kbFlags
 	f.register(fs)
 	baseURL := fs.String("base-url", envOr("OPENAI_BASE_URL", defaultBaseURL), "endpoint of the embedding model, if -embed-url is not set (env OPENAI_BASE_URL)")
 	apiKey := fs.String("api-key", envOr("OPENAI_API_KEY", ""), "API key of the embeddings endpoint (env OPENAI_API_KEY)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: robby index -kb FILE [flags] DIR...\n\n"+
-			"Indexes the Markdown, HTML and text files under each DIR (or the files named) into FILE.\n"+
-			"Run it again to bring FILE up to date: changed files are re-indexed, deleted ones removed.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	if f.file == "" || fs.NArg() == 0 {
-		fs.Usage()
-		return errors.New("index needs -kb FILE and at least one DIR")
+		cmd.usage(stderr)
+		return usageError{errors.New("index needs -kb FILE and at least one DIR")}
 	}
 	kb, err := f.open(*baseURL, *apiKey)
 	if err != nil {

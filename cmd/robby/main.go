@@ -16,7 +16,12 @@
 // to it instead.
 // The endpoint and key default to OPENAI_BASE_URL and OPENAI_API_KEY, then
 // to Docker Model Runner's http://localhost:12434/engines/v1; the model to
-// ROBBY_MODEL, then ai/qwen2.5.
+// ROBBY_MODEL, then ai/qwen2.5. 'robby <command> -h' lists a command's
+// flags and the environment variables it reads.
+//
+// robby serve listens on 127.0.0.1:8080. To listen on another interface it
+// needs a bearer token (-token, or ROBBY_TOKEN to keep it out of ps), or
+// -insecure-no-token.
 //
 // robby chat -session NAME keeps the conversation NAME in a SQLite file
 // (-store, default $ROBBY_STORE, else ~/.local/share/robby/conversations.db
@@ -32,6 +37,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -43,22 +49,53 @@ const usage = `usage:
   robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
   robby index -kb FILE DIR...  index folders of documents into a knowledge base
 
-Run 'robby <command> -h' for a command's flags.
+Run 'robby <command> -h' for a command's flags and environment variables.
 `
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	os.Exit(exitCode(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
+}
+
+// exitCode reports err, if it was not shown already, and returns the
+// process's exit status: 2 for a misused command line, 1 for a failure.
+func exitCode(err error, stderr io.Writer) int {
+	var shown shownError
 	switch {
 	case err == nil:
+		return 0
+	case errors.As(err, &shown):
+		return 1
 	case errors.Is(err, flag.ErrHelp):
-		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "robby:", err)
-		os.Exit(1)
+		return 2
 	}
+	report(stderr, err)
+	var usageErr usageError
+	if errors.As(err, &usageErr) {
+		return 2
+	}
+	return 1
 }
+
+// report prints err with one "robby: " in front: the library's errors
+// begin with one of their own.
+func report(w io.Writer, err error) {
+	fmt.Fprintln(w, "robby:", oneRobby(err.Error()))
+}
+
+// oneRobby removes the "robby: " that begins msg or any of its parts.
+func oneRobby(msg string) string {
+	msg = strings.TrimPrefix(msg, "robby: ")
+	return strings.ReplaceAll(msg, ": robby: ", ": ")
+}
+
+// shownError is an error the user has seen already: it only sets the exit
+// status.
+type shownError struct{ error }
+
+// usageError is a command line that does not parse.
+type usageError struct{ error }
 
 // run dispatches to a subcommand; it is main without the process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -66,21 +103,27 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return flag.ErrHelp
 	}
+	var err error
 	switch args[0] {
 	case "run":
-		return runCmd(ctx, args[1:], stdout, stderr)
+		err = runCmd(ctx, args[1:], stdout, stderr)
 	case "chat":
-		return chatCmd(ctx, args[1:], stdin, stdout, stderr)
+		err = chatCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "serve":
-		return serveCmd(ctx, args[1:], stderr)
+		err = serveCmd(ctx, args[1:], stdout, stderr)
 	case "mcp":
-		return mcpCmd(ctx, args[1:], stdin, stdout, stderr)
+		err = mcpCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "index":
-		return indexCmd(ctx, args[1:], stdout, stderr)
+		err = indexCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return usageError{fmt.Errorf("unknown command %q", args[0])}
 	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	if errors.Is(err, errHelpShown) {
+		return nil
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,26 +19,27 @@ import (
 const defaultMCPAddr = "127.0.0.1:8090"
 
 func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	cmd := newCommand("mcp", "robby mcp [flags]",
+		"Serves the agent as the MCP tool "+mcpserver.ToolName+", over stdio, or with -http over streamable HTTP at /mcp.\n"+
+			"With -http it listens on "+defaultMCPAddr+"; on any other address it needs a bearer token\n"+
+			"(-token or ROBBY_TOKEN), or -insecure-no-token.",
+		tokenEnv, agentEnv)
+	fs := cmd.fs
 	var f agentFlags
 	f.register(fs)
 	useHTTP := fs.Bool("http", false, "serve streamable HTTP on -addr instead of stdio")
 	addr := fs.String("addr", defaultMCPAddr, "address to listen on with -http")
 	token := fs.String("token", os.Getenv("ROBBY_TOKEN"), "bearer token HTTP clients must send (env ROBBY_TOKEN)")
-	open := fs.Bool("insecure-no-token", false, "allow -http off loopback without a token")
+	insecure := fs.Bool("insecure-no-token", false, "allow -http off loopback without a token")
 	name := fs.String("name", "robby", "the server's name, as hosts show it")
 	desc := fs.String("description", mcpserver.DefaultDescription, "the ask tool's description, which the host's model reads")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: robby mcp [flags]    serve the agent as the MCP tool ask, over stdio or (-http) streamable HTTP")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	if *useHTTP && *token == "" && !*open && !isLoopback(*addr) {
-		return fmt.Errorf("-addr %s is reachable from other machines: set a token with -token or ROBBY_TOKEN "+
-			"(ROBBY_TOKEN keeps it out of ps), or pass -insecure-no-token to serve without one", *addr)
+	if *useHTTP {
+		if err := needToken(*addr, *token, *insecure); err != nil {
+			return err
+		}
 	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
@@ -71,20 +71,8 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) as MCP tool %s on http://%s/mcp → %s\n",
 		f.model, len(agent.Tools()), mcpserver.ToolName, ln.Addr(), f.baseURL)
+	warnOpen(stderr, *addr, *token)
 	return serveHTTP(ctx, ln, mux, stderr)
-}
-
-// isLoopback reports whether addr ("host:port") listens on loopback only.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // nopWriteCloser is stdout for the stdio transport, which closes its
