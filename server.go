@@ -325,8 +325,11 @@ var serverOwned = []string{"model", "messages", "tools", "stream", "stream_optio
 // name that does not fit its field is refused.
 func requestParams(fields map[string]json.RawMessage) (openai.ChatCompletionNewParams, error) {
 	client := maps.Clone(fields)
-	for _, k := range serverOwned {
-		delete(client, k)
+	for k := range client {
+		// In any case: a Go upstream reads "Stream" as "stream".
+		if slices.ContainsFunc(serverOwned, func(o string) bool { return strings.EqualFold(k, o) }) {
+			delete(client, k)
+		}
 	}
 	b, err := json.Marshal(client)
 	if err != nil {

@@ -50,19 +50,19 @@ func decodeChatRequest(body []byte, maxMessages int) (*chatRequest, error) {
 	if req.fields == nil {
 		return nil, invalid("invalid_json", "The request body must be a JSON object.")
 	}
-	if err := decodeMember(req.fields, "model", &req.model); err != nil {
-		return nil, err
+	// The members the server reads itself, as encoding/json matches them
+	// (in any case): it skips the others without allocating.
+	var head struct {
+		Model         string `json:"model"`
+		Stream        bool   `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
-	if err := decodeMember(req.fields, "stream", &req.stream); err != nil {
-		return nil, err
+	if err := json.Unmarshal(body, &head); err != nil {
+		return nil, invalid("invalid_request", "Invalid request: %v", err)
 	}
-	var so struct {
-		IncludeUsage bool `json:"include_usage"`
-	}
-	if err := decodeMember(req.fields, "stream_options", &so); err != nil {
-		return nil, err
-	}
-	req.includeUsage = so.IncludeUsage
+	req.model, req.stream, req.includeUsage = head.Model, head.Stream, head.StreamOptions.IncludeUsage
 
 	msgs, err := splitArray(req.fields["messages"], "messages", maxMessages)
 	if err != nil {
@@ -89,18 +89,6 @@ func decodeChatRequest(body []byte, maxMessages int) (*chatRequest, error) {
 		}
 	}
 	return &req, nil
-}
-
-// decodeMember decodes fields[name], if present and not null, into v.
-func decodeMember(fields map[string]json.RawMessage, name string, v any) error {
-	raw, ok := fields[name]
-	if !ok || string(raw) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return invalid("invalid_request", "'%s' is not of the type the API defines: %v", name, err)
-	}
-	return nil
 }
 
 // wireRequestMessage is what the server checks of a message.
@@ -169,6 +157,7 @@ func decodeMessage(raw json.RawMessage) (openai.ChatCompletionMessageParamUnion,
 		if m.Name == nil {
 			err = errors.New("is a function message without 'name'")
 		}
+		//lint:ignore SA1019 deprecated, but clients still send it and OpenAI takes it
 		u.OfFunction = override[openai.ChatCompletionFunctionMessageParam](raw)
 	default:
 		err = errors.New("is not a message with a known role")
