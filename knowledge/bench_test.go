@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -36,9 +37,13 @@ func (localEmbedder) Embed(_ context.Context, texts []string) ([][]float32, erro
 // found in GOROOT, one Markdown document per package, by import path.
 func stdlibDocs(tb testing.TB) []Document {
 	tb.Helper()
-	src := filepath.Join(runtime.GOROOT(), "src")
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		tb.Fatalf("go env GOROOT: %v", err)
+	}
+	src := filepath.Join(strings.TrimSpace(string(goroot)), "src")
 	var docs []Document
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
