@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,6 +39,7 @@ type MCPServer struct {
 	optional bool
 	roots    []string
 	elicit   func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	oauth    auth.OAuthHandler
 	timeout  time.Duration
 	grace    time.Duration
 }
@@ -215,6 +217,9 @@ func (s MCPServer) Validate() error {
 	if s.timeout <= 0 {
 		return fmt.Errorf("MCP server %q: connect timeout must be positive", s.name)
 	}
+	if s.oauth != nil && s.kind != "http" {
+		return fmt.Errorf("MCP server %q: OAuth is for streamable HTTP servers only", s.name)
+	}
 	return nil
 }
 
@@ -237,7 +242,7 @@ func (s MCPServer) transport(stderr *tailBuffer) (mcp.Transport, error) {
 		cmd.Stderr = stderr
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: s.grace}, nil
 	case "http":
-		return &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: s.httpClient(), MaxRetries: 2}, nil
+		return &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: s.httpClient(), MaxRetries: 2, OAuthHandler: s.oauth}, nil
 	case "sse":
 		return &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: s.httpClient()}, nil
 	case "websocket":

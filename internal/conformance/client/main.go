@@ -11,8 +11,12 @@
 // tools and [robby.Agent.ExecuteToolCalls] to call them. The model is never
 // contacted.
 //
-// The scenarios are those of the go-sdk's conformance/everything-client;
-// the auth scenarios are not supported.
+// The scenarios are those of the go-sdk's conformance/everything-client.
+// Every auth/* scenario connects through [robby.MCPServer.WithOAuth] with
+// the go-sdk's authorization-code handler, then lists the tools and calls
+// test-tool: the suite's authorization server approves at once, so the
+// authorization URL is fetched without a browser and the code read from
+// its redirect.
 package main
 
 import (
@@ -21,13 +25,17 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/robby-go/robby"
 )
@@ -37,7 +45,61 @@ type scenario struct {
 	// elicit sets the server's elicitation handler, for the scenarios
 	// whose server asks the client for input.
 	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	run    func(ctx context.Context, a *robby.Agent, cfg map[string]any) error
+	// oauth makes the OAuth handler of the auth/* scenarios.
+	oauth func(cfg map[string]any) (auth.OAuthHandler, error)
+	run   func(ctx context.Context, a *robby.Agent, cfg map[string]any) error
+}
+
+// authScenario is what every auth/* scenario does once authorized.
+var authScenario = scenario{oauth: oauthHandler, run: func(ctx context.Context, a *robby.Agent, _ map[string]any) error {
+	return mustCall(ctx, a, "test-tool", map[string]any{})
+}}
+
+// redirectURL is where the suite's authorization server sends the code.
+const redirectURL = "http://localhost:3000/callback"
+
+// oauthHandler registers the client by a client ID metadata document, the
+// credentials the scenario gives, or dynamic registration, whichever the
+// authorization server supports first.
+func oauthHandler(cfg map[string]any) (auth.OAuthHandler, error) {
+	config := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              redirectURL,
+		AuthorizationCodeFetcher: fetchCode,
+		ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{
+			URL: "https://conformance-test.local/client-metadata.json",
+		},
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{redirectURL}},
+		},
+	}
+	id, _ := cfg["client_id"].(string)
+	secret, _ := cfg["client_secret"].(string)
+	if id != "" && secret != "" {
+		config.PreregisteredClient = &oauthex.ClientCredentials{ClientID: id,
+			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: secret}}
+	}
+	return auth.NewAuthorizationCodeHandler(config)
+}
+
+// fetchCode plays the user: it opens the authorization URL, which the
+// suite's server answers with a redirect carrying the code.
+func fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return nil, fmt.Errorf("authorization redirect: %w", err)
+	}
+	q := loc.Query()
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }
 
 var scenarios = map[string]scenario{
@@ -179,6 +241,9 @@ func main() {
 	log.SetPrefix("robby-conformance: ")
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	s, ok := scenarios[name]
+	if strings.HasPrefix(name, "auth/") {
+		s, ok = authScenario, true
+	}
 	if len(os.Args) < 2 || !ok {
 		names := make([]string, 0, len(scenarios))
 		for n := range scenarios {
@@ -206,6 +271,13 @@ func run(s scenario, url string, cfg map[string]any) error {
 	server := robby.MCPStreamableHTTP("conformance", url).WithConnectTimeout(10 * time.Second)
 	if s.elicit != nil {
 		server = server.WithElicitation(s.elicit)
+	}
+	if s.oauth != nil {
+		h, err := s.oauth(cfg)
+		if err != nil {
+			return err
+		}
+		server = server.WithOAuth(h)
 	}
 	a, err := robby.New(robby.WithModel("conformance"), robby.WithMCP(server))
 	if err != nil {
