@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -481,4 +482,97 @@ func TestTailBufferKeepsTheLastLines(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	assert.Len(t, lines, tailLines+1)
 	assert.Equal(t, "partial", lines[len(lines)-1])
+}
+
+// sameNameServer is a server with n tools whose names all become the same
+// once made to fit the model's rules ("t" and three accented letters).
+func sameNameServer(n int) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "n", Version: "v0"}, nil)
+	letters := []rune("àáâãäåæçèéêëìíîïðñòóôõöøùúûüý")
+	for i := range n {
+		name := "t" + string([]rune{letters[i%len(letters)], letters[i/len(letters)%len(letters)], letters[i/len(letters)/len(letters)%len(letters)]})
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "I am " + name}}}, nil
+			})
+	}
+	return s
+}
+
+// TestMCPSameNameToolsRenamedInLinearTime loads 10,000 tools of one name
+// (42 s when each clash tried _2, _3, … from the start) and renames them
+// again after a list_changed.
+func TestMCPSameNameToolsRenamedInLinearTime(t *testing.T) {
+	const n = 10_000
+	server := sameNameServer(n)
+	mcpServer := inMemory(t, "s", server)
+	start := time.Now()
+	a := newTestAgent(t, newServer(t), WithMCP(mcpServer))
+	loaded := time.Since(start)
+	names := toolNames(a)
+	require.Len(t, names, n)
+	seen := make(map[string]bool, n)
+	for _, name := range names {
+		require.False(t, seen[name], "%s given twice", name)
+		require.True(t, validName(name), name)
+		seen[name] = true
+	}
+	assert.True(t, seen["t______"], "the first keeps its name")
+	assert.True(t, seen["s__t______"], "the second gets the server's prefix")
+	assert.True(t, seen[fmt.Sprintf("s__t_______%d", n-1)], "the last gets the last number")
+	hub := a.core.tools.hub
+	start = time.Now()
+	require.Len(t, hub.tools(), n)
+	renamed := time.Since(start)
+	t.Logf("loaded in %v, renamed again in %v", loaded, renamed)
+	// Under a second without the race detector (BenchmarkMCPSameNameTools);
+	// the bounds leave room for it and for a loaded machine.
+	assert.Less(t, renamed, 10*time.Second, "renaming 10,000 tools of one name")
+	assert.Less(t, loaded, 10*time.Second, "loading 10,000 tools of one name")
+}
+
+// BenchmarkMCPSameNameTools loads 10,000 tools of one name, next to a
+// baseline listing the same tools with the go-sdk alone.
+func BenchmarkMCPSameNameTools(b *testing.B) {
+	const n = 10_000
+	server := sameNameServer(n)
+	srv := robbytest.NewServer()
+	defer srv.Close()
+	b.Run("robby", func(b *testing.B) {
+		for b.Loop() {
+			a, err := New(WithBaseURL(srv.URL), WithModel("m"), WithAPIKey(""), WithMCP(inMemory(b, "s", server)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(a.Tools()) != n {
+				b.Fatalf("%d tools", len(a.Tools()))
+			}
+			a.Close()
+		}
+	})
+	b.Run("go-sdk", func(b *testing.B) {
+		for b.Loop() {
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := server.Connect(b.Context(), st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "v0"}, nil).Connect(b.Context(), ct, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			count := 0
+			for _, err := range cs.Tools(b.Context(), nil) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				count++
+			}
+			if count != n {
+				b.Fatalf("%d tools", count)
+			}
+			cs.Close()
+			ss.Close()
+		}
+	})
 }

@@ -54,6 +54,7 @@ func (h *mcpHub) tools() []Tool {
 	for name := range h.local {
 		used[name] = true
 	}
+	next := make(map[string]int) // the next suffix to try for a name taken
 	var out []Tool
 	for _, c := range h.conns {
 		c.mu.Lock()
@@ -70,8 +71,14 @@ func (h *mcpHub) tools() []Tool {
 			if len(h.keep) > 0 && !slices.Contains(h.keep, mt.Name) && !slices.Contains(h.keep, name) {
 				continue
 			}
-			for base, i := name, 2; used[name]; i++ {
-				name = toolName(fmt.Sprintf("%s_%d", base, i))
+			if used[name] {
+				// Start where the last clash of this name stopped: 10,000
+				// tools of one name take linear time, not 50 million tries.
+				base, i := name, max(next[name], 2)
+				for ; used[name]; i++ {
+					name = toolName(fmt.Sprintf("%s_%d", base, i))
+				}
+				next[base] = i
 			}
 			t, err := h.tool(c, mt, name)
 			if err != nil {
