@@ -65,7 +65,10 @@ type core struct {
 // an invalid option or tool is reported as an error.
 func New(opts ...Option) (*Agent, error) {
 	cfg := defaultConfig()
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("robby: option %d of %d is nil", i+1, len(opts))
+		}
 		if err := opt(&cfg); err != nil {
 			return nil, fmt.Errorf("robby: %w", err)
 		}
@@ -165,6 +168,9 @@ func (a *Agent) Tools() []Tool {
 
 // acquire waits until no other operation uses the conversation.
 func (a *Agent) acquire(ctx context.Context) (release func(), err error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	select {
 	case <-a.core.closed:
 		return nil, ErrClosed

@@ -27,6 +27,10 @@ var (
 	// finish reason: the connection closed or the provider gave up midway.
 	ErrIncompleteStream = errors.New("robby: stream ended before the reply was complete")
 
+	// ErrNilContext is the error of a method called with a nil
+	// context.Context: pass context.Background() or context.TODO().
+	ErrNilContext = errors.New("robby: nil context (pass context.Background() or context.TODO())")
+
 	// ErrNoChoices reports a reply that carried no message at all.
 	ErrNoChoices = errors.New("robby: reply has no choices")
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	neturl "net/url"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -63,11 +64,14 @@ func defaultConfig() config {
 // WithBaseURL sets the chat-completions endpoint, such as
 // "http://localhost:12434/engines/v1" for Docker Model Runner or
 // "http://localhost:11434/v1" for Ollama. Without it, OPENAI_BASE_URL applies,
-// then OpenAI's own endpoint.
+// then OpenAI's own endpoint. Anything but an absolute http or https URL
+// with a host (such as "127.0.0.1:8080/v1", without its scheme) is an
+// error from [New] that quotes it.
 func WithBaseURL(url string) Option {
 	return func(c *config) error {
-		if url == "" {
-			return errors.New("WithBaseURL: empty URL")
+		u, err := neturl.Parse(url)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("WithBaseURL: %q is not an absolute http:// or https:// URL with a host, such as \"http://localhost:11434/v1\"", url)
 		}
 		c.baseURL = &url
 		return nil

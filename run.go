@@ -61,6 +61,10 @@ func (a *Agent) ResumeStream(ctx context.Context, opts ...RunOption) iter.Seq2[E
 
 func (a *Agent) stream(ctx context.Context, prompt messages, opts []RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		if ctx == nil {
+			yield(Event{Kind: EventDone, Result: new(Result)}, ErrNilContext)
+			return
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stopped := false

@@ -97,7 +97,10 @@ func WithToolResults(results ...ToolResult) RunOption {
 // newRunConfig applies opts.
 func newRunConfig(opts []RunOption) (runConfig, error) {
 	var rc runConfig
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return rc, fmt.Errorf("robby: run option %d of %d is nil", i+1, len(opts))
+		}
 		if err := opt(&rc); err != nil {
 			return rc, fmt.Errorf("robby: %w", err)
 		}

@@ -27,6 +27,20 @@ type toolbox struct {
 
 func (b *toolbox) init(cfg *config) error {
 	b.local = cfg.tools
+	if cfg.portable {
+		b.local = slices.Clone(cfg.tools)
+		for i := range b.local {
+			t := &b.local[i]
+			if t.params == nil || t.err != nil {
+				continue
+			}
+			p, err := portableSchema(t.params)
+			if err != nil {
+				return fmt.Errorf("tool %q: %w", t.name, err)
+			}
+			t.params = p
+		}
+	}
 	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, maxOutput: cfg.maxOutput, log: cfg.logger}
 	if err := b.rebuild(); err != nil {
 		return err

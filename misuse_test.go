@@ -1,0 +1,116 @@
+package robby
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/robby-go/robby/robbytest"
+)
+
+// A misuse is an error that names it, where it happens, never a panic
+// deeper down.
+
+func TestNewRefusesNilOptions(t *testing.T) {
+	_, err := New(nil)
+	require.ErrorContains(t, err, "option 1 of 1 is nil")
+	_, err = New(WithModel("m"), nil)
+	require.ErrorContains(t, err, "option 2 of 2 is nil")
+
+	srv := newServer(t)
+	a := newTestAgent(t, srv)
+	res, err := a.Run(t.Context(), "hi", nil)
+	require.ErrorContains(t, err, "run option 1 of 1 is nil")
+	assert.NotNil(t, res)
+	assert.Empty(t, srv.Requests())
+}
+
+func TestWithBaseURLRefusesWhatIsNotAnHTTPURL(t *testing.T) {
+	for _, bad := range []string{"", "127.0.0.1:8080/v1", "localhost:11434/v1", "/v1", "ftp://example.com/v1", "http:///v1", "http//localhost/v1", "%zz"} {
+		_, err := New(WithModel("m"), WithBaseURL(bad))
+		if assert.Error(t, err, bad) {
+			assert.Contains(t, err.Error(), "WithBaseURL: \""+bad+"\"", "the message quotes the value")
+		}
+	}
+	for _, good := range []string{"http://127.0.0.1:8080/v1", "https://api.openai.com/v1", "HTTP://localhost:11434/v1"} {
+		_, err := New(WithModel("m"), WithBaseURL(good))
+		assert.NoError(t, err, good)
+	}
+}
+
+func TestNilContextIsAnError(t *testing.T) {
+	srv := newServer(t)
+	a := newTestAgent(t, srv)
+	var nilCtx context.Context // what a caller passes by mistake
+	_, err := a.Run(nilCtx, "hi")
+	assert.ErrorIs(t, err, ErrNilContext, "Run")
+	_, err = a.Resume(nilCtx)
+	assert.ErrorIs(t, err, ErrNilContext, "Resume")
+	for name, seq := range map[string]func(yield func(Event, error) bool){
+		"Stream": a.Stream(nilCtx, "hi"), "ResumeStream": a.ResumeStream(nilCtx),
+	} {
+		var last Event
+		var lastErr error
+		for ev, err := range seq {
+			last, lastErr = ev, err
+		}
+		assert.Equal(t, EventDone, last.Kind, name)
+		assert.NotNil(t, last.Result, name)
+		assert.ErrorIs(t, lastErr, ErrNilContext, name)
+	}
+	_, err = a.ChatCompletion(nilCtx)
+	assert.ErrorIs(t, err, ErrNilContext, "ChatCompletion")
+	_, err = a.ChatCompletionStream(nilCtx, func(string) error { return nil })
+	assert.ErrorIs(t, err, ErrNilContext, "ChatCompletionStream")
+	_, err = a.ToolsCompletion(nilCtx)
+	assert.ErrorIs(t, err, ErrNilContext, "ToolsCompletion")
+	_, err = a.ExecuteToolCalls(nilCtx, []ToolCall{{ID: "1", Name: "add", Arguments: "{}"}})
+	assert.ErrorIs(t, err, ErrNilContext, "ExecuteToolCalls")
+	assert.Empty(t, srv.Requests())
+	assert.ErrorContains(t, ErrNilContext, "nil context")
+}
+
+// TestPortableSchemasApplyToLocalTools sends a NewTool's schema as Gemini
+// takes it: no additionalProperties, no type list with null.
+func TestPortableSchemasApplyToLocalTools(t *testing.T) {
+	type args struct {
+		City  string `json:"city"`
+		Days  *int   `json:"days,omitempty"`
+		Inner struct {
+			Unit *string `json:"unit,omitempty"`
+		} `json:"inner"`
+	}
+	tool := NewTool("forecast", "The forecast.", func(_ context.Context, in args) (string, error) {
+		days := 0
+		if in.Days != nil {
+			days = *in.Days
+		}
+		return fmt.Sprintf("%s for %d days", in.City, days), nil
+	})
+	require.Contains(t, string(mustJSON(t, tool.Parameters())), "additionalProperties", "the point of the test is gone")
+
+	srv := newServer(t)
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("forecast", `{"city":"Oslo","days":null,"inner":{}}`)), robbytest.Text("ok"))
+	a := newTestAgent(t, srv, WithTools(tool), WithPortableSchemas())
+	res, err := a.Run(t.Context(), "go")
+	require.NoError(t, err)
+	require.Len(t, res.ToolCalls, 1)
+	assert.Equal(t, "Oslo for 0 days", res.ToolCalls[0].Output, "the call is still checked and decoded as before")
+
+	body := string(srv.Requests()[0].Body)
+	assert.NotContains(t, body, "additionalProperties")
+	assert.NotContains(t, body, `"null"`)
+	assert.Contains(t, body, `"nullable":true`)
+	assert.NotContains(t, string(mustJSON(t, a.Tools()[0].Parameters())), "additionalProperties")
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
