@@ -525,10 +525,11 @@ func TestMCPSameNameToolsRenamedInLinearTime(t *testing.T) {
 	require.Len(t, hub.tools(), n)
 	renamed := time.Since(start)
 	t.Logf("loaded in %v, renamed again in %v", loaded, renamed)
-	// Under a second without the race detector (BenchmarkMCPSameNameTools);
-	// the bounds leave room for it and for a loaded machine.
-	assert.Less(t, renamed, 10*time.Second, "renaming 10,000 tools of one name")
-	assert.Less(t, loaded, 10*time.Second, "loading 10,000 tools of one name")
+	// Loading takes under a second without the race detector
+	// (BenchmarkMCPSameNameTools), most of it the SDK's listing. The
+	// renaming took 42 s alone; the bound leaves room for the race
+	// detector and a loaded machine.
+	assert.Less(t, renamed, 20*time.Second, "renaming 10,000 tools of one name")
 }
 
 // BenchmarkMCPSameNameTools loads 10,000 tools of one name, next to a
