@@ -11,6 +11,7 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 
 	"github.com/robby-go/robby/internal/tokens"
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 // A plan is what one request will send of the conversation: the pinned
@@ -312,7 +313,7 @@ func cutMessage(raw json.RawMessage, had, keep int) (json.RawMessage, bool) {
 	note := fmt.Sprintf("\n[robby: cut to fit the context window: about %d of %d tokens shown]", keep, had)
 	n := max(0, len(content)*(keep-tokens.String(note))/had)
 	b := make([]byte, 0, n+len(note)+2)
-	b = sjson.AppendEscape(b, cutUTF8(content, n)+note, 0)
+	b = sjson.AppendEscape(b, trunc.Cut(content, n)+note, 0)
 	fields["content"] = b
 	out, err := json.Marshal(fields)
 	return out, err == nil

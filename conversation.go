@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 // WithConversation binds a run to conversation id of user in store. The
@@ -153,7 +154,7 @@ func titleOf(prompt messages) string {
 	}
 	title := prompt.list[0].OfUser.Content.OfString.Value
 	if len(title) > maxTitle {
-		title = cutUTF8(title, maxTitle) + "…"
+		title = trunc.Excerpt(title, maxTitle)
 	}
 	return title
 }

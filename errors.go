@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 // Conditions a caller may test with [errors.Is].
@@ -197,7 +198,7 @@ func messageIn(v any, depth int) string {
 func clip(s string) string {
 	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
 	if len(s) > maxMessage {
-		return cutUTF8(s, maxMessage) + "…"
+		return trunc.Excerpt(s, maxMessage)
 	}
 	return s
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 // chatReply writes the answer to one chat-completions request, as a
@@ -118,7 +120,7 @@ func (cr *chatReply) stream(events iter.Seq2[Event, error]) error {
 			}
 		case EventToolResult:
 			if cr.steps {
-				cr.delta(&wireMessage{ReasoningContent: fmt.Sprintf("← %s: %s\n", ev.ToolCall.Name, excerpt(ev.ToolResult.Output, 500))})
+				cr.delta(&wireMessage{ReasoningContent: fmt.Sprintf("← %s: %s\n", ev.ToolCall.Name, trunc.Excerpt(ev.ToolResult.Output, 500))})
 			}
 		case EventDone:
 			if err != nil && !errors.Is(err, ErrMaxTurns) {
@@ -224,12 +226,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
-}
-
-// excerpt cuts s to about n bytes, on a character boundary.
-func excerpt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return cutUTF8(s, n) + "…"
 }

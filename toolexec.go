@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 // ExecuteToolCalls runs calls concurrently, at most
@@ -299,20 +299,8 @@ func fitOutput(out string, max int) string {
 	if max <= 0 || len(out) <= max {
 		return out
 	}
-	kept := cutUTF8(out, max)
+	kept := trunc.Cut(out, max)
 	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", kept, len(kept), len(out))
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that does not
-// end inside a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // toolTimeout is the cause of a tool's context ending at its timeout.

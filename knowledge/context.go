@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 // DefaultContextTokens is the budget of [Context] when not told.
@@ -85,7 +86,7 @@ func Context(ctx context.Context, r Retriever, query string, opts ContextOptions
 			if len(kept) > 0 || room < 200 {
 				continue // a later, shorter passage may fit
 			}
-			text = cutText(text, room-len("…")) + "…"
+			text = trunc.Cut(text, room-len("…")) + "…"
 		}
 		b.WriteString(head + text + "\n")
 		kept = append(kept, h)
@@ -94,16 +95,4 @@ func Context(ctx context.Context, r Retriever, query string, opts ContextOptions
 		return "", nil, nil
 	}
 	return b.String(), kept, nil
-}
-
-// cutText returns the longest prefix of s no longer than n bytes that ends
-// on a rune boundary.
-func cutText(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 // askInput is the ask tool's arguments.
@@ -115,12 +115,5 @@ const maxNote = 200
 
 // clip cuts s to maxNote bytes at a character boundary.
 func clip(s string) string {
-	if len(s) <= maxNote {
-		return s
-	}
-	i := maxNote
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return trunc.Excerpt(s, maxNote)
 }

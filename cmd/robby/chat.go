@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/trunc"
 )
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -152,9 +153,5 @@ func show(run iter.Seq2[robby.Event, error], stdout, stderr io.Writer) error {
 }
 
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
+	return trunc.Excerpt(strings.Join(strings.Fields(s), " "), n)
 }
