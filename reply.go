@@ -252,7 +252,3 @@ func replyOf(c *apiResponse) (*reply, error) {
 	}
 	return &r, nil
 }
-
-func usageOf(u *wireUsage) Usage {
-	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
-}

@@ -6,12 +6,13 @@ import (
 	"slices"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/segmentio/encoding/json"
-	"github.com/tidwall/gjson"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // robby decodes responses and chunks itself, into the few fields it reads,
-// with segmentio/encoding (already built in through the MCP SDK): openai-go's
+// with segmentio/encoding (already built in through the MCP SDK), imported
+// as sjson wherever robby uses it on a hot path; encoding/json does the
+// rest. openai-go's
 // decoder keeps every field of every chunk with its raw JSON and metadata,
 // which cost six times the time and twenty times the allocations of the
 // chunk's own content.
@@ -20,7 +21,7 @@ import (
 // chat.completion.chunk.
 type apiResponse struct {
 	Choices []apiChoice `json:"choices"`
-	Usage   *wireUsage  `json:"usage"`
+	Usage   *apiUsage   `json:"usage"`
 }
 
 type apiChoice struct {
@@ -86,7 +87,7 @@ func (c *apiToolCall) UnmarshalJSON(b []byte) error {
 // hasOtherFields reports whether a tool call has fields robby does not
 // know, without decoding them.
 func hasOtherFields(obj []byte) bool {
-	t := json.NewTokenizer(obj)
+	t := sjson.NewTokenizer(obj)
 	for t.Next() {
 		if t.IsKey && t.Depth == 1 && !knownToolCallField(bytes.Trim(t.Value, `"`)) {
 			return true
@@ -98,8 +99,8 @@ func hasOtherFields(obj []byte) bool {
 // otherFields returns the fields of a tool call robby does not know, null
 // ones left out.
 func otherFields(obj []byte) map[string]any {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(obj, &fields) != nil {
+	var fields map[string]sjson.RawMessage
+	if sjson.Unmarshal(obj, &fields) != nil {
 		return nil
 	}
 	var extra map[string]any
@@ -110,7 +111,7 @@ func otherFields(obj []byte) map[string]any {
 		if extra == nil {
 			extra = make(map[string]any)
 		}
-		extra[k] = json.RawMessage(slices.Clone(v))
+		extra[k] = sjson.RawMessage(slices.Clone(v))
 	}
 	return extra
 }
@@ -121,13 +122,13 @@ func otherFields(obj []byte) map[string]any {
 // reasoning object.
 type lenient string
 
-// UnmarshalJSON implements [json.Unmarshaler].
+// UnmarshalJSON implements [sjson.Unmarshaler].
 func (s *lenient) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || b[0] != '"' {
 		*s = ""
 		return nil
 	}
-	return json.Unmarshal(b, (*string)(s))
+	return sjson.Unmarshal(b, (*string)(s))
 }
 
 // arguments are a tool call's arguments: a string holding JSON, as the API
@@ -136,7 +137,7 @@ func (s *lenient) UnmarshalJSON(b []byte) error {
 // fragments are joined before anything reads them as text.
 type arguments string
 
-// UnmarshalJSON implements [json.Unmarshaler].
+// UnmarshalJSON implements [sjson.Unmarshaler].
 func (a *arguments) UnmarshalJSON(b []byte) error {
 	switch {
 	case len(b) == 0 || string(b) == "null":
@@ -164,8 +165,11 @@ func decodeResponse(body []byte) (*apiResponse, error) {
 // error is reported as openai-go reports it, as an [ssestream.StreamError].
 func decodeChunk(ev ssestream.Event, c *apiResponse) error {
 	if bytes.Contains(ev.Data, []byte(`"error"`)) {
-		if e := gjson.GetBytes(ev.Data, "error"); e.Exists() {
-			return &ssestream.StreamError{Message: "received error while streaming: " + e.String(), Event: ev}
+		var probe struct {
+			Error sjson.RawMessage `json:"error"`
+		}
+		if decodeExact(ev.Data, &probe) == nil && probe.Error != nil {
+			return &ssestream.StreamError{Message: "received error while streaming: " + errorText(probe.Error), Event: ev}
 		}
 	}
 	c.reset()
@@ -194,11 +198,36 @@ func (c *apiResponse) reset() {
 // used is how many elements of a slice the decoder may have written.
 func used(n, capacity int) int { return min(n+1, capacity) }
 
-// decodeExact is json.Unmarshal reading struct fields by their exact names,
+// errorText returns an error value as text: a string's value, nothing for
+// null, or the JSON of anything else.
+func errorText(raw sjson.RawMessage) string {
+	var text string
+	switch {
+	case string(raw) == "null":
+		return ""
+	case sjson.Unmarshal(raw, &text) == nil:
+		return text
+	}
+	return string(raw)
+}
+
+// apiUsage is the usage of a response or chunk.
+type apiUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// usageOf returns the usage the provider reported.
+func usageOf(u *apiUsage) Usage {
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+}
+
+// decodeExact is sjson.Unmarshal reading struct fields by their exact names,
 // as openai-go does: a provider field that differs from a known one only by
 // case is the provider's own.
 func decodeExact(b []byte, v any) error {
-	rest, err := json.Parse(b, v, json.DontMatchCaseInsensitiveStructFields)
+	rest, err := sjson.Parse(b, v, sjson.DontMatchCaseInsensitiveStructFields)
 	if err == nil && len(rest) > 0 {
 		return fmt.Errorf("invalid character %q after top-level value", rest[0])
 	}
