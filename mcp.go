@@ -158,9 +158,9 @@ func (s MCPServer) WithDeny(tools ...string) MCPServer {
 	return s
 }
 
-// Optional lets the agent start without the server when it cannot be
+// WithOptional lets the agent start without the server when it cannot be
 // reached; the failure is logged.
-func (s MCPServer) Optional() MCPServer { s.optional = true; return s }
+func (s MCPServer) WithOptional() MCPServer { s.optional = true; return s }
 
 // WithRoots advertises the roots capability with these URIs, such as
 // "file:///home/me/project". Without roots, robby advertises none: some
@@ -312,7 +312,7 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // WithMCP connects the agent to MCP servers and offers their tools to the
 // model. [New] connects to every server, in parallel, and fails if one that
-// is not [MCPServer.Optional] cannot be reached; [Agent.Close] ends the
+// is not [MCPServer.WithOptional] cannot be reached; [Agent.Close] ends the
 // sessions and their subprocesses.
 //
 // With one server, tools keep their names unless one clashes with a local

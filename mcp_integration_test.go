@@ -529,7 +529,7 @@ func TestMCPIntegrationServerNeverInitializes(t *testing.T) {
 	assertNoNewChildren(t, before)
 
 	// An optional server is left out.
-	a, err := New(WithModel("m"), WithMCP(silent.Optional(), b.everythingStdio("everything")))
+	a, err := New(WithModel("m"), WithMCP(silent.WithOptional(), b.everythingStdio("everything")))
 	require.NoError(t, err)
 	// Names do not depend on which servers came up.
 	benchTool(t, a, "everything__echo")

@@ -371,7 +371,7 @@ func TestMCPConnectFailures(t *testing.T) {
 
 	var logs bytes.Buffer
 	a := newTestAgent(t, srv, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
-		WithMCP(MCPTransport("moon", failingTransport{}).Optional(), inMemory(t, "ok", newMCPTestServer())))
+		WithMCP(MCPTransport("moon", failingTransport{}).WithOptional(), inMemory(t, "ok", newMCPTestServer())))
 	assert.Contains(t, toolNames(a), "ok__add")
 	assert.Contains(t, logs.String(), "optional MCP server left out")
 

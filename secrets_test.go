@@ -41,7 +41,7 @@ func TestSecretsStayOutOfErrorsAndLogs(t *testing.T) {
 	// A command server that prints its environment and fails to start.
 	_, err = New(WithModel("m"), WithLogger(logger), WithMCP(
 		MCPCommand("leaky", "sh", "-c", "echo token is $GITHUB_TOKEN >&2; exit 3").WithEnv("GITHUB_TOKEN="+envSecret),
-		MCPStreamableHTTP("remote", "http://127.0.0.1:1/mcp").WithHeader("Authorization", "Bearer "+token).Optional(),
+		MCPStreamableHTTP("remote", "http://127.0.0.1:1/mcp").WithHeader("Authorization", "Bearer "+token).WithOptional(),
 	))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "token is [redacted]", "the stderr tail is kept, the secret is not")

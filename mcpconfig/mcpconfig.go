@@ -29,7 +29,7 @@
 // WebSocket one, and any other a streamable HTTP one. A command's type, if
 // given, is "stdio". An entry with "disabled": true is skipped; robby also
 // reads "optional": true, "allow" and "deny" (lists of tool names), as
-// [robby.MCPServer.Optional], [robby.MCPServer.WithAllow] and
+// [robby.MCPServer.WithOptional], [robby.MCPServer.WithAllow] and
 // [robby.MCPServer.WithDeny]. Other fields are ignored, as tools add their
 // own.
 //
@@ -264,7 +264,7 @@ func (e entry) server(name string) (robby.MCPServer, error) {
 	}
 	s = s.WithAllow(e.allow...).WithDeny(e.deny...)
 	if e.optional {
-		s = s.Optional()
+		s = s.WithOptional()
 	}
 	return s, nil
 }

@@ -42,7 +42,7 @@ func (w expected) server() robby.MCPServer {
 	}
 	s = s.WithAllow(w.allow...).WithDeny(w.deny...)
 	if w.optional {
-		s = s.Optional()
+		s = s.WithOptional()
 	}
 	return s
 }

@@ -112,7 +112,7 @@ func mcpServers(config string) ([]robby.MCPServer, error) {
 	if exec.Command("docker", "mcp", "version").Run() == nil {
 		// The gateway needs Docker's own environment; it is optional so
 		// that a stopped Docker Desktop does not stop the example.
-		servers = append(servers, robby.MCPCommand("docker", "docker", "mcp", "gateway", "run").WithInheritedEnv().Optional())
+		servers = append(servers, robby.MCPCommand("docker", "docker", "mcp", "gateway", "run").WithInheritedEnv().WithOptional())
 	}
 	return servers, nil
 }
