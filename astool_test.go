@@ -2,7 +2,6 @@ package robby
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -108,10 +107,4 @@ func TestAgentToolCancelledWithItsParent(t *testing.T) {
 	)
 	_, err := parent.Run(ctx, "go")
 	assert.ErrorIs(t, err, context.Canceled)
-}
-
-func mustJSON(t *testing.T, v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	require.NoError(t, err)
-	return b
 }
