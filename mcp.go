@@ -223,8 +223,8 @@ func (s MCPServer) Validate() error {
 	return nil
 }
 
-// maxMessage is the largest request robby sends the server.
-func (s MCPServer) maxMessage() int {
+// maxRequest is the largest request robby sends the server.
+func (s MCPServer) maxRequest() int {
 	if s.kind == "stdio" || s.kind == "transport" {
 		return maxStdioMessage
 	}

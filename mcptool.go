@@ -162,7 +162,7 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 
 // call calls a tool and renders its result as text for the model.
 func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
-	if limit := c.spec.maxMessage(); len(args) > limit {
+	if limit := c.spec.maxRequest(); len(args) > limit {
 		return "", fmt.Errorf("arguments of %d bytes are more than MCP server %q accepts in one message (%d bytes)",
 			len(args), c.spec.name, limit)
 	}
