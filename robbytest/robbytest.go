@@ -5,7 +5,9 @@
 // wire format real providers use: a chat.completion object for plain
 // requests, chat.completion.chunk server-sent events ending in [DONE] for
 // streamed ones. It records every request, so tests can check what the
-// agent sent. It also serves POST /v1/embeddings with a deterministic
+// agent sent. Once the queue is empty it answers with the [Server.Fallback]
+// reply, if one is set; GET /v1/models lists [Model]. So any OpenAI client
+// can be pointed at it. It also serves POST /v1/embeddings with a deterministic
 // [Embedding], so that retrieval is tested through a real client.
 //
 //	srv := robbytest.NewServer()
@@ -37,6 +39,7 @@ type Server struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
 	replies  []Reply
+	fallback *Reply // for a request that finds the queue empty
 	requests []Request
 	// embeddings are the inputs of each /v1/embeddings request.
 	embeddings [][]string
@@ -44,6 +47,9 @@ type Server struct {
 	limit      int // the context window ContextLimit set, 0 if none
 	limitShape string
 }
+
+// Model is the model GET /v1/models lists. Requests may name any model.
+const Model = "robbytest"
 
 // NewServer starts a server with an empty queue. Close it when done.
 func NewServer() *Server {
@@ -67,6 +73,21 @@ func (s *Server) Reply(replies ...Reply) {
 	s.replies = append(s.replies, replies...)
 }
 
+// Fallback sets the reply for every request that finds the queue empty,
+// from now on, instead of a 500 error: the server keeps answering once the
+// script runs out, so that any OpenAI client, or a person trying a
+// program out, can talk to it for as long as they like. A [Func] reply
+// can answer each request in its own way:
+//
+//	srv.Fallback(robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+//		return robbytest.Text("You said: " + req.Messages[len(req.Messages)-1].Content)
+//	}))
+func (s *Server) Fallback(r Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = &r
+}
+
 // Pending returns how many queued replies no request has taken yet.
 func (s *Server) Pending() int {
 	s.mu.Lock()
@@ -82,6 +103,10 @@ func (s *Server) Requests() []Request {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/models") {
+		serveModels(w, r)
+		return
+	}
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings") {
 		s.serveEmbeddings(w, r)
 		return
@@ -110,6 +135,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if len(s.replies) > 0 {
 		next = &s.replies[0]
 		s.replies = s.replies[1:]
+	} else if s.fallback != nil {
+		next = new(Reply)
+		*next = *s.fallback
 	}
 	limited := s.limit > 0
 	s.mu.Unlock()
@@ -248,6 +276,26 @@ func (t teeReader) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
 	t.w.Write(p[:n])
 	return n, err
+}
+
+// serveModels answers GET /v1/models, which clients call to list or check
+// models, and GET /v1/models/{id}, with [Model].
+func serveModels(w http.ResponseWriter, r *http.Request) {
+	model := map[string]any{"id": Model, "object": "model", "created": created, "owned_by": "robbytest"}
+	switch {
+	case r.URL.Path == "/v1/models":
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": []any{model}})
+	case r.URL.Path == "/v1/models/"+Model:
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(model)
+	case strings.HasPrefix(r.URL.Path, "/v1/models/"):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("robbytest: the model %q does not exist: the server lists %q",
+			strings.TrimPrefix(r.URL.Path, "/v1/models/"), Model))
+	default:
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, "robbytest: "+r.URL.Path+" answers POST only")
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
