@@ -30,7 +30,7 @@ func TestNewRefusesNilOptions(t *testing.T) {
 }
 
 func TestWithBaseURLRefusesWhatIsNotAnHTTPURL(t *testing.T) {
-	for _, bad := range []string{"", "127.0.0.1:8080/v1", "localhost:11434/v1", "/v1", "ftp://example.com/v1", "http:///v1", "http//localhost/v1", "%zz"} {
+	for _, bad := range []string{"127.0.0.1:8080/v1", "localhost:11434/v1", "/v1", "ftp://example.com/v1", "http:///v1", "http//localhost/v1", "%zz"} {
 		_, err := New(WithModel("m"), WithBaseURL(bad))
 		if assert.Error(t, err, bad) {
 			assert.Contains(t, err.Error(), "WithBaseURL: \""+bad+"\"", "the message quotes the value")

@@ -69,6 +69,9 @@ func defaultConfig() config {
 // error from [New] that quotes it.
 func WithBaseURL(url string) Option {
 	return func(c *config) error {
+		if url == "" {
+			return errors.New("WithBaseURL: empty URL")
+		}
 		u, err := neturl.Parse(url)
 		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 			return fmt.Errorf("WithBaseURL: %q is not an absolute http:// or https:// URL with a host, such as \"http://localhost:11434/v1\"", url)
