@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	sjson "github.com/segmentio/encoding/json"
 
+	"github.com/robby-go/robby/internal/chattext"
 	"github.com/robby-go/robby/internal/tokens"
 	"github.com/robby-go/robby/internal/trunc"
 )
@@ -339,30 +340,12 @@ func transcript(msgs []json.RawMessage) string {
 		if json.Unmarshal(raw, &m) != nil {
 			continue
 		}
-		if text := contentText(m.Content); text != "" {
+		if text := chattext.Content(m.Content); text != "" {
 			fmt.Fprintf(&b, "%s: %s\n", m.Role, text)
 		}
 		for _, c := range m.ToolCalls {
 			fmt.Fprintf(&b, "%s called %s(%s)\n", m.Role, c.Function.Name, c.Function.Arguments)
 		}
-	}
-	return b.String()
-}
-
-// contentText reads a message's content: a string, or the text of its
-// parts.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
 	}
 	return b.String()
 }

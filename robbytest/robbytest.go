@@ -28,6 +28,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"github.com/robby-go/robby/internal/chattext"
 )
 
 // A Server is a fake chat-completions endpoint on a local address. It is
@@ -233,7 +235,7 @@ func readRequest(r *http.Request) (Request, error) {
 	req := Request{Tokens: promptTokens(parts.Messages, parts.Tools), Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(),
 		Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream, ResponseFormat: body.ResponseFormat}
 	for _, m := range body.Messages {
-		msg := Message{Role: m.Role, Content: contentText(m.Content), ToolCallID: m.ToolCallID}
+		msg := Message{Role: m.Role, Content: chattext.Content(m.Content), ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
 			call := ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
 			if len(tc.ExtraContent) > 0 {
@@ -247,24 +249,6 @@ func readRequest(r *http.Request) (Request, error) {
 		req.Tools = append(req.Tools, t.Function.Name)
 	}
 	return req, nil
-}
-
-// contentText reads a message's content: a string, or an array of parts
-// whose text parts are joined.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
 
 type teeReader struct {
