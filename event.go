@@ -34,17 +34,19 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
-// An Event is one step of a streamed run.
+// An Event is one step of a streamed run. Kind says which of the other
+// fields are set: the pointers are nil for the kinds that do not carry
+// them.
 type Event struct {
 	Kind       EventKind
-	Turn       int // the turn the event belongs to, from 1
-	Delta      string
-	ToolCall   ToolCall
-	ToolResult *ToolResult
-	Notice     *Notice
-	Usage      Usage
-	Result     *Result
-	Compaction *Compaction
+	Turn       int         // the turn the event belongs to, from 1
+	Delta      string      // EventText, EventReasoning
+	ToolCall   *ToolCall   // EventToolCall, EventToolResult
+	ToolResult *ToolResult // EventToolResult
+	Notice     *Notice     // EventProgress, EventLog
+	Usage      *Usage      // EventTurnEnd
+	Result     *Result     // EventDone
+	Compaction *Compaction // EventCompaction
 }
 
 // A Notice is a notification an MCP server sent while one of its tools ran.

@@ -524,12 +524,14 @@ func collectEvents(t *testing.T, events iter.Seq2[Event, error]) *streamed {
 			assert.NotEmpty(t, e.Delta, "empty reasoning delta")
 			s.reasoning[e.Turn] += e.Delta
 		case EventToolCall:
-			s.calls[e.Turn] = append(s.calls[e.Turn], e.ToolCall)
+			require.NotNil(t, e.ToolCall)
+			s.calls[e.Turn] = append(s.calls[e.Turn], *e.ToolCall)
 		case EventToolResult:
 			require.NotNil(t, e.ToolResult)
 			s.results = append(s.results, e.ToolResult)
 		case EventTurnEnd:
-			s.usage[e.Turn] = e.Usage
+			require.NotNil(t, e.Usage)
+			s.usage[e.Turn] = *e.Usage
 		case EventDone:
 			done++
 			s.result, s.err = e.Result, err

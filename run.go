@@ -191,7 +191,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			if paused {
 				res.Pending = ext
 			}
-			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage})
+			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: &r.usage})
 			return res, nil
 		}
 		results := a.runTools(ctx, ts, turn, calls, final, emit, rc.journal)
@@ -203,7 +203,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		if err := rc.journal.failed(); err != nil {
 			return res, err
 		}
-		if !emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: r.usage}) || ctx.Err() != nil {
+		if !emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: &r.usage}) || ctx.Err() != nil {
 			return res, fmt.Errorf("robby: run: %w", context.Cause(ctx))
 		}
 		if final {

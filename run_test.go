@@ -232,10 +232,10 @@ func TestStreamEvents(t *testing.T) {
 		case EventText:
 			text.WriteString(ev.Delta)
 		case EventToolCall:
-			assert.Equal(t, ToolCall{ID: "call_0_add", Name: "add", Arguments: `{"a":20,"b":22}`}, ev.ToolCall)
+			assert.Equal(t, ToolCall{ID: "call_0_add", Name: "add", Arguments: `{"a":20,"b":22}`}, *ev.ToolCall)
 		case EventToolResult:
 			assert.Equal(t, "42", ev.ToolResult.Output)
-			assert.Equal(t, ev.ToolCall, ev.ToolResult.Call)
+			assert.Equal(t, *ev.ToolCall, ev.ToolResult.Call)
 		case EventDone:
 			result = ev.Result
 		}

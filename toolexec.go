@@ -59,7 +59,7 @@ func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, resu
 // it is known.
 func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) []ToolResult {
 	for _, c := range calls {
-		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: c})
+		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
 	}
 	if final {
 		results := make([]ToolResult, len(calls))
@@ -88,7 +88,7 @@ func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []Too
 		case i := <-done:
 			left--
 			j.saveResult(ctx, results[i])
-			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: calls[i], ToolResult: &results[i]})
+			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: &results[i].Call, ToolResult: &results[i]})
 		case n := <-sink.ch:
 			kind := EventProgress
 			if n.Level != "" {
