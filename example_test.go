@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net/http/httptest"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/robbytest"
@@ -225,31 +223,6 @@ func ExampleErrMaxTurns() {
 	res, err := agent.Run(context.Background(), "Greet Bob, forever")
 	fmt.Println(errors.Is(err, robby.ErrMaxTurns), res.Turns, len(res.ToolCalls))
 	// Output: true 2 2
-}
-
-func ExampleNewServer() {
-	model := scripted(robbytest.Text("Hello from the agent."))
-	defer model.Close()
-	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("ai/qwen2.5"), robby.WithTools(sayHello))
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer agent.Close()
-
-	// Any OpenAI client can now talk to the agent, whose tools run here.
-	endpoint := httptest.NewServer(robby.NewServer(map[string]*robby.Agent{"robby": agent}, nil))
-	defer endpoint.Close()
-
-	client := openai.NewClient(option.WithBaseURL(endpoint.URL+"/v1"), option.WithAPIKey("unused"))
-	res, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
-		Model:    "robby",
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Hi!")},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(res.Choices[0].Message.Content)
-	// Output: Hello from the agent.
 }
 
 func ExampleWithMCP() {

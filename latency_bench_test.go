@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -190,4 +191,10 @@ func BenchmarkLongConversation(b *testing.B) {
 			}
 		})
 	}
+}
+
+// median returns the middle of d, which it sorts.
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/openaiserver"
 )
 
 // defaultAddr is where robby serve listens unless told otherwise: this
@@ -37,7 +38,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return nil
 	})
-	maxMessages := fs.Int("max-messages", robby.DefaultMaxMessages, "messages a request may hold at most")
+	maxMessages := fs.Int("max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	steps := fs.Bool("show-tools", false, "stream tool steps to clients as reasoning")
 	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
@@ -55,7 +56,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer f.close()
 	defer agent.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	handler := robby.NewServer(map[string]*robby.Agent{f.model: agent}, &robby.ServerOptions{Token: *token,
+	handler := openaiserver.New(map[string]*robby.Agent{f.model: agent}, openaiserver.Options{Token: *token,
 		MaxMessages: *maxMessages, CORSOrigins: origins, ShowToolSteps: *steps, Logger: log})
 
 	ln, err := net.Listen("tcp", *addr)

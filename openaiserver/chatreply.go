@@ -1,4 +1,4 @@
-package robby
+package openaiserver
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 
+	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/trunc"
 )
 
@@ -22,63 +23,23 @@ type chatReply struct {
 	started bool // the stream's headers were written
 }
 
-// wireMessage is the assistant message of a reply, or a delta of it.
-type wireMessage struct {
-	Role             string         `json:"role,omitempty"`
-	Content          *string        `json:"content,omitempty"`
-	ReasoningContent string         `json:"reasoning_content,omitempty"`
-	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
-}
-
-type wireToolCall struct {
-	Index    *int   `json:"index,omitempty"`
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-type wireUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-}
-
-type wireChoice struct {
-	Index        int          `json:"index"`
-	Message      *wireMessage `json:"message,omitempty"`
-	Delta        *wireMessage `json:"delta,omitempty"`
-	FinishReason *string      `json:"finish_reason"`
-}
-
-type wireCompletion struct {
-	ID      string       `json:"id"`
-	Object  string       `json:"object"`
-	Created int64        `json:"created"`
-	Model   string       `json:"model"`
-	Choices []wireChoice `json:"choices"`
-	Usage   *wireUsage   `json:"usage,omitempty"`
-}
-
-func usageWire(u Usage) *wireUsage {
+func usageWire(u robby.Usage) *wireUsage {
 	return &wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 }
 
 // finishReason tells why the run ended, as OpenAI would: the client's tools
 // to call, the turn limit reached ("length"), or the answer.
-func finishReason(res *Result, err error) string {
+func finishReason(res *robby.Result, err error) string {
 	switch {
 	case len(res.Pending) > 0:
 		return "tool_calls"
-	case errors.Is(err, ErrMaxTurns):
+	case errors.Is(err, robby.ErrMaxTurns):
 		return "length"
 	}
 	return "stop"
 }
 
-func externalCalls(calls []ToolCall, indexed bool) []wireToolCall {
+func externalCalls(calls []robby.ToolCall, indexed bool) []wireToolCall {
 	out := make([]wireToolCall, len(calls))
 	for i, c := range calls {
 		out[i].ID, out[i].Type = c.ID, "function"
@@ -91,7 +52,7 @@ func externalCalls(calls []ToolCall, indexed bool) []wireToolCall {
 }
 
 // complete writes a plain reply.
-func (cr *chatReply) complete(res *Result, err error) {
+func (cr *chatReply) complete(res *robby.Result, err error) {
 	msg := &wireMessage{Role: "assistant", ToolCalls: externalCalls(res.Pending, false)}
 	if res.Text != "" || len(res.Pending) == 0 {
 		msg.Content = &res.Text
@@ -107,23 +68,23 @@ func (cr *chatReply) complete(res *Result, err error) {
 // stream writes the events of a run as chunks. The headers are held back
 // until the first event, so that a run failing at once still gets an HTTP
 // error status.
-func (cr *chatReply) stream(events iter.Seq2[Event, error]) error {
+func (cr *chatReply) stream(events iter.Seq2[robby.Event, error]) error {
 	for ev, err := range events {
 		switch ev.Kind {
-		case EventText:
+		case robby.EventText:
 			cr.delta(&wireMessage{Content: &ev.Delta})
-		case EventReasoning:
+		case robby.EventReasoning:
 			cr.delta(&wireMessage{ReasoningContent: ev.Delta})
-		case EventToolCall:
+		case robby.EventToolCall:
 			if cr.steps {
 				cr.delta(&wireMessage{ReasoningContent: fmt.Sprintf("\n→ %s %s\n", ev.ToolCall.Name, ev.ToolCall.Arguments)})
 			}
-		case EventToolResult:
+		case robby.EventToolResult:
 			if cr.steps {
 				cr.delta(&wireMessage{ReasoningContent: fmt.Sprintf("← %s: %s\n", ev.ToolCall.Name, trunc.Excerpt(ev.ToolResult.Output, 500))})
 			}
-		case EventDone:
-			if err != nil && !errors.Is(err, ErrMaxTurns) {
+		case robby.EventDone:
+			if err != nil && !errors.Is(err, robby.ErrMaxTurns) {
 				return err
 			}
 			cr.finish(ev.Result, err)
@@ -167,7 +128,7 @@ func (cr *chatReply) event(v any) {
 
 // finish writes the client's tool calls, the finish reason, the usage if
 // asked for, and [DONE].
-func (cr *chatReply) finish(res *Result, err error) {
+func (cr *chatReply) finish(res *robby.Result, err error) {
 	cr.start()
 	if len(res.Pending) > 0 {
 		cr.chunk(&wireMessage{ToolCalls: externalCalls(res.Pending, true)}, nil)
@@ -192,7 +153,7 @@ func (cr *chatReply) finish(res *Result, err error) {
 func (cr *chatReply) fail(err error, requestID string) {
 	status, typ := http.StatusBadGateway, "upstream_error"
 	msg := fmt.Sprintf("The agent could not get an answer from its model (request id %s); the server's log has the details.", requestID)
-	var apiErr *APIError
+	var apiErr *robby.APIError
 	if errors.As(err, &apiErr) {
 		msg = "upstream: " + apiErr.Message
 		if apiErr.StatusCode >= 400 {
@@ -204,26 +165,4 @@ func (cr *chatReply) fail(err error, requestID string) {
 		return
 	}
 	cr.event(map[string]any{"error": apiErrorBody{Message: msg, Type: typ}})
-}
-
-type apiErrorBody struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
-
-// writeAPIError writes an error in OpenAI's shape.
-func writeAPIError(w http.ResponseWriter, status int, typ, code, msg string) {
-	e := apiErrorBody{Message: msg, Type: typ}
-	if code != "" {
-		e.Code = &code
-	}
-	writeJSON(w, status, map[string]any{"error": e})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }

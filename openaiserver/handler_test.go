@@ -1,4 +1,4 @@
-package robby
+package openaiserver_test
 
 import (
 	"context"
@@ -19,15 +19,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/openaiserver"
 	"github.com/robby-go/robby/robbytest"
 )
 
 // serve starts a Server for one agent named "robby" on upstream, and
 // returns an openai-go client for it.
-func serve(t *testing.T, upstream *robbytest.Server, opts *ServerOptions, agentOpts ...Option) (openai.Client, *httptest.Server) {
+func serve(t *testing.T, upstream *robbytest.Server, opts openaiserver.Options, agentOpts ...robby.Option) (openai.Client, *httptest.Server) {
 	t.Helper()
 	a := newTestAgent(t, upstream, agentOpts...)
-	hs := httptest.NewServer(NewServer(map[string]*Agent{"robby": a}, opts))
+	hs := httptest.NewServer(openaiserver.New(map[string]*robby.Agent{"robby": a}, opts))
 	t.Cleanup(hs.Close)
 	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1"), option.WithAPIKey("client-key"), option.WithMaxRetries(0))
 	return client, hs
@@ -40,7 +42,7 @@ func userParams(text string) openai.ChatCompletionNewParams {
 func TestServerRunsTheLoopServerSide(t *testing.T) {
 	upstream := newServer(t)
 	upstream.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":2,"b":2}`)).WithUsage(5, 1), robbytest.Text("2 + 2 = 4").WithUsage(9, 4))
-	client, _ := serve(t, upstream, nil, WithTools(addTool), WithSystem("You add."))
+	client, _ := serve(t, upstream, openaiserver.Options{}, robby.WithTools(addTool), robby.WithSystem("You add."))
 
 	res, err := client.Chat.Completions.New(t.Context(), userParams("2+2?"))
 	require.NoError(t, err)
@@ -65,7 +67,7 @@ func TestServerStreams(t *testing.T) {
 		robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`)).WithText("Adding. "),
 		robbytest.Text("The sum is 3.").WithUsage(10, 5),
 	)
-	client, _ := serve(t, upstream, &ServerOptions{ShowToolSteps: true}, WithTools(addTool))
+	client, _ := serve(t, upstream, openaiserver.Options{ShowToolSteps: true}, robby.WithTools(addTool))
 
 	p := userParams("1+2?")
 	p.StreamOptions.IncludeUsage = openai.Bool(true)
@@ -97,7 +99,7 @@ func TestServerStreams(t *testing.T) {
 func TestServerStreamEndsWithDone(t *testing.T) {
 	upstream := newServer(t)
 	upstream.Reply(robbytest.Text("hi"))
-	_, hs := serve(t, upstream, nil)
+	_, hs := serve(t, upstream, openaiserver.Options{})
 	res, err := http.Post(hs.URL+"/v1/chat/completions", "application/json",
 		strings.NewReader(`{"model":"robby","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	require.NoError(t, err)
@@ -117,7 +119,7 @@ func TestServerHandsClientToolsBack(t *testing.T) {
 		robbytest.ToolCalls(robbytest.Call("get_location", `{}`)),
 		robbytest.Text("You are in Paris; 1+1=2."),
 	)
-	client, _ := serve(t, upstream, nil, WithTools(addTool))
+	client, _ := serve(t, upstream, openaiserver.Options{}, robby.WithTools(addTool))
 	location := openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 		Name: "get_location", Parameters: shared.FunctionParameters{"type": "object", "properties": map[string]any{}},
 	})
@@ -172,7 +174,7 @@ func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
 func TestServerClientParametersWin(t *testing.T) {
 	upstream := newServer(t)
 	upstream.Reply(robbytest.Text("ok"))
-	client, _ := serve(t, upstream, nil, WithParams(openai.ChatCompletionNewParams{Temperature: openai.Float(0.2), Seed: openai.Int(1)}))
+	client, _ := serve(t, upstream, openaiserver.Options{}, robby.WithParams(openai.ChatCompletionNewParams{Temperature: openai.Float(0.2), Seed: openai.Int(1)}))
 	p := userParams("hi")
 	p.Temperature = openai.Float(0.9)
 	p.MaxTokens = openai.Int(50)
@@ -195,7 +197,7 @@ func TestServerClientParametersWin(t *testing.T) {
 
 func TestServerErrors(t *testing.T) {
 	upstream := newServer(t)
-	_, hs := serve(t, upstream, &ServerOptions{Token: "s3cret", MaxRequestBytes: 1024})
+	_, hs := serve(t, upstream, openaiserver.Options{Token: "s3cret", MaxRequestBytes: 1024})
 	post := func(auth, body string) (int, map[string]any) {
 		req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -260,7 +262,7 @@ func TestServerErrors(t *testing.T) {
 }
 
 func TestServerToolNameClash(t *testing.T) {
-	client, _ := serve(t, newServer(t), nil, WithTools(addTool))
+	client, _ := serve(t, newServer(t), openaiserver.Options{}, robby.WithTools(addTool))
 	p := userParams("hi")
 	p.Tools = []openai.ChatCompletionToolUnionParam{openai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{Name: "add"})}
 	_, err := client.Chat.Completions.New(t.Context(), p)
@@ -272,7 +274,7 @@ func TestServerToolNameClash(t *testing.T) {
 func TestServerModels(t *testing.T) {
 	upstream := newServer(t)
 	a := newTestAgent(t, upstream)
-	hs := httptest.NewServer(NewServer(map[string]*Agent{"zeta": a, "alpha": a}, nil))
+	hs := httptest.NewServer(openaiserver.New(map[string]*robby.Agent{"zeta": a, "alpha": a}, openaiserver.Options{}))
 	defer hs.Close()
 	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1"), option.WithAPIKey("x"))
 	page, err := client.Models.List(t.Context())
@@ -288,7 +290,7 @@ func TestServerClientDisconnectCancelsTools(t *testing.T) {
 	wait, started, cancelled := waitingTool("wait")
 	upstream := newServer(t)
 	upstream.Reply(robbytest.ToolCalls(robbytest.Call("wait", `{}`)))
-	client, _ := serve(t, upstream, nil, WithTools(wait))
+	client, _ := serve(t, upstream, openaiserver.Options{}, robby.WithTools(wait))
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() { <-started; cancel() }()
 	s := client.Chat.Completions.NewStreaming(ctx, userParams("wait"))
@@ -310,7 +312,7 @@ func TestServerManyConversations(t *testing.T) {
 	for range n {
 		upstream.Reply(echo)
 	}
-	client, _ := serve(t, upstream, nil, WithSystem("sys"))
+	client, _ := serve(t, upstream, openaiserver.Options{}, robby.WithSystem("sys"))
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -338,7 +340,7 @@ func TestServerKeepsProviderParametersAndRefusesMistypedOnes(t *testing.T) {
 	upstream.Reply(robbytest.Text("ok"))
 	agentParams := openai.ChatCompletionNewParams{}
 	agentParams.SetExtraFields(map[string]any{"repetition_penalty": 1.1})
-	_, hs := serve(t, upstream, nil, WithParams(agentParams))
+	_, hs := serve(t, upstream, openaiserver.Options{}, robby.WithParams(agentParams))
 	post := func(body string) (int, string) {
 		res, err := http.Post(hs.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
 		require.NoError(t, err)
@@ -367,7 +369,7 @@ func TestServerKeepsProviderParametersAndRefusesMistypedOnes(t *testing.T) {
 func TestServerRefusesBodiesThatAreNotJSON(t *testing.T) {
 	upstream := newServer(t)
 	upstream.Reply(robbytest.Text("ran"))
-	_, hs := serve(t, upstream, nil, WithTools(addTool))
+	_, hs := serve(t, upstream, openaiserver.Options{}, robby.WithTools(addTool))
 	body := `{"model":"robby","messages":[{"role":"user","content":"add 1 and 2"}]}`
 	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
 		"multipart/form-data; boundary=x", "", "application/jsonx"} {
@@ -403,7 +405,7 @@ func TestServerRefusesBodiesThatAreNotJSON(t *testing.T) {
 // preflight answered, without a token.
 func TestServerCORS(t *testing.T) {
 	upstream := newServer(t)
-	_, hs := serve(t, upstream, &ServerOptions{Token: "tok", CORSOrigins: []string{"https://chat.example.com"}})
+	_, hs := serve(t, upstream, openaiserver.Options{Token: "tok", CORSOrigins: []string{"https://chat.example.com"}})
 	do := func(method, origin string, header http.Header) *http.Response {
 		t.Helper()
 		var body io.Reader
@@ -451,7 +453,7 @@ func TestServerCORS(t *testing.T) {
 // TestServerBearerSchemeIsCaseInsensitive: RFC 9110, section 11.1.
 func TestServerBearerSchemeIsCaseInsensitive(t *testing.T) {
 	upstream := newServer(t)
-	_, hs := serve(t, upstream, &ServerOptions{Token: "s3cret"})
+	_, hs := serve(t, upstream, openaiserver.Options{Token: "s3cret"})
 	for auth, want := range map[string]int{
 		"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER s3cret": 200, "bEaReR  s3cret": 200,
 		"Basic s3cret": 401, "bearer": 401, "bearers3cret": 401, "bearer S3CRET": 401, "s3cret": 401,
@@ -481,10 +483,10 @@ func TestServerHidesUpstreamFailures(t *testing.T) {
 		defer mu.Unlock()
 		return logged.Write(p)
 	}), nil))
-	a, err := New(WithBaseURL(deadURL+"/v1"), WithAPIKey(""), WithModel("m"), WithRequestOptions(option.WithMaxRetries(0)))
+	a, err := robby.New(robby.WithBaseURL(deadURL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"), robby.WithRequestOptions(option.WithMaxRetries(0)))
 	require.NoError(t, err)
 	defer a.Close()
-	hs := httptest.NewServer(NewServer(map[string]*Agent{"robby": a}, &ServerOptions{Logger: logger}))
+	hs := httptest.NewServer(openaiserver.New(map[string]*robby.Agent{"robby": a}, openaiserver.Options{Logger: logger}))
 	defer hs.Close()
 	host := strings.TrimPrefix(deadURL, "http://")
 

@@ -1,4 +1,4 @@
-package robby
+package openaiserver
 
 import (
 	"bytes"
@@ -89,27 +89,6 @@ func decodeChatRequest(body []byte, maxMessages int) (*chatRequest, error) {
 		}
 	}
 	return &req, nil
-}
-
-// wireRequestMessage is what the server checks of a message.
-type wireRequestMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       *string         `json:"name"`
-	ToolCalls  json.RawMessage `json:"tool_calls"`
-	ToolCallID *string         `json:"tool_call_id"`
-	Refusal    *string         `json:"refusal"`
-}
-
-// wireRequestToolCall is what the server checks of a tool call in an
-// assistant message.
-type wireRequestToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function *struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
 }
 
 // decodeMessage checks that raw is a message of a known role and shape

@@ -1,4 +1,4 @@
-package robby_test
+package openaiserver_test
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/openaiserver"
 )
 
 // epUpstream is a fake model that streams a fixed answer: a role chunk, then
@@ -47,7 +48,7 @@ func epEndpoint(tb testing.TB, upstream string) *httptest.Server {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { a.Close() })
-	return httptest.NewServer(robby.NewServer(map[string]*robby.Agent{"robby": a}, nil))
+	return httptest.NewServer(openaiserver.New(map[string]*robby.Agent{"robby": a}, openaiserver.Options{}))
 }
 
 func epClient(base string) openai.Client {

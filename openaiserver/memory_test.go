@@ -1,4 +1,4 @@
-package robby_test
+package openaiserver_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/openaiserver"
 )
 
 // maxBytesPerBodyByte is what the endpoint may allocate for each byte of a
@@ -34,13 +35,13 @@ func (discardUpstream) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // memoryEndpoint serves an agent named "m" whose model is a discardUpstream.
-func memoryEndpoint(tb testing.TB, opts *robby.ServerOptions) http.Handler {
+func memoryEndpoint(tb testing.TB, opts openaiserver.Options) http.Handler {
 	tb.Helper()
 	a, err := robby.New(robby.WithBaseURL("http://upstream.invalid/v1"), robby.WithAPIKey(""), robby.WithModel("m"),
 		robby.WithRequestOptions(option.WithHTTPClient(&http.Client{Transport: discardUpstream{}}), option.WithMaxRetries(0)))
 	require.NoError(tb, err)
 	tb.Cleanup(func() { a.Close() })
-	return robby.NewServer(map[string]*robby.Agent{"m": a}, opts)
+	return openaiserver.New(map[string]*robby.Agent{"m": a}, opts)
 }
 
 // splitBody is a request of about size bytes made of many small values of
@@ -98,7 +99,7 @@ func post(h http.Handler, body []byte) (int, string, uint64) {
 // maxBytesPerBodyByte for each byte. Before, a body of tiny messages cost
 // some 200 bytes a byte, in openai-go's decoding of the request.
 func TestServerMemoryBoundedByBody(t *testing.T) {
-	h := memoryEndpoint(t, &robby.ServerOptions{MaxMessages: 1 << 20})
+	h := memoryEndpoint(t, openaiserver.Options{MaxMessages: 1 << 20})
 	for _, b := range splitBodies {
 		for _, broken := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/broken=%v", b.name, broken), func(t *testing.T) {
@@ -119,13 +120,13 @@ func TestServerMemoryBoundedByBody(t *testing.T) {
 
 // TestServerRefusesTooManyMessages: a request with more messages than the
 // server's limit is refused with 400, before they are decoded; the limit
-// defaults to robby.DefaultMaxMessages.
+// defaults to openaiserver.DefaultMaxMessages.
 func TestServerRefusesTooManyMessages(t *testing.T) {
 	one := `{"role":"user","content":"a"}`
 	body := func(n int) []byte {
 		return []byte(`{"model":"m","messages":[` + strings.Repeat(one+",", n-1) + one + `]}`)
 	}
-	limited := memoryEndpoint(t, &robby.ServerOptions{MaxMessages: 3})
+	limited := memoryEndpoint(t, openaiserver.Options{MaxMessages: 3})
 	status, answer, _ := post(limited, body(3))
 	assert.Equal(t, http.StatusOK, status, answer)
 	status, answer, _ = post(limited, body(4))
@@ -135,9 +136,9 @@ func TestServerRefusesTooManyMessages(t *testing.T) {
 
 	// A million (empty) messages in 3 MB, against the default limit.
 	big := []byte(`{"model":"m","messages":[` + strings.Repeat(`{},`, 999_999) + `{}]}`)
-	status, answer, alloc := post(memoryEndpoint(t, nil), big)
+	status, answer, alloc := post(memoryEndpoint(t, openaiserver.Options{}), big)
 	assert.Equal(t, http.StatusBadRequest, status)
-	assert.Contains(t, answer, fmt.Sprintf("this server takes at most %d.", robby.DefaultMaxMessages))
+	assert.Contains(t, answer, fmt.Sprintf("this server takes at most %d.", openaiserver.DefaultMaxMessages))
 	assert.LessOrEqual(t, float64(alloc)/float64(len(big)), float64(maxBytesPerBodyByte))
 }
 
@@ -145,7 +146,7 @@ func TestServerRefusesTooManyMessages(t *testing.T) {
 // and, as the baseline, the same size as one message's text: the
 // bytes/body-byte metric is what the endpoint allocates per byte.
 func BenchmarkServerSplitBody(b *testing.B) {
-	h := memoryEndpoint(b, &robby.ServerOptions{MaxMessages: 1 << 20})
+	h := memoryEndpoint(b, openaiserver.Options{MaxMessages: 1 << 20})
 	for _, sb := range splitBodies {
 		for _, broken := range []bool{false, true} {
 			body := sb.build(1<<20, broken)

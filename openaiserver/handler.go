@@ -1,0 +1,218 @@
+package openaiserver
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/robby-go/robby"
+)
+
+// DefaultMaxRequestBytes bounds the body of a request to a [Handler].
+const DefaultMaxRequestBytes = 8 << 20
+
+// DefaultMaxMessages bounds the messages of a request to a [Handler].
+const DefaultMaxMessages = 10_000
+
+// Options configures a [Handler]. The zero value is an endpoint with no
+// authentication that shows no tool steps and answers no browser of
+// another origin.
+type Options struct {
+	// Token, if set, is the bearer token every request must carry.
+	Token string
+	// MaxRequestBytes bounds a request's body (default
+	// [DefaultMaxRequestBytes]); a larger one is answered 413.
+	MaxRequestBytes int64
+	// MaxMessages bounds the messages of a request (default
+	// [DefaultMaxMessages]); a request with more is answered 400.
+	MaxMessages int
+	// CORSOrigins are the web origins (such as "https://chat.example.com",
+	// or "*" for any) whose pages may call the endpoint from a browser. A
+	// request that carries an Origin header not listed is answered 403:
+	// without it, any web page its user visits could drive the agent.
+	CORSOrigins []string
+	// ShowToolSteps streams the agent's tool calls and results to the
+	// client as reasoning, which chat front ends show apart from the
+	// answer. Otherwise the client sees only the answer.
+	ShowToolSteps bool
+	// Logger receives one line per failed request, with the request id
+	// its client was given. The default discards.
+	Logger *slog.Logger
+}
+
+// A Handler is an OpenAI-compatible endpoint whose models are agents: any
+// chat front end or OpenAI SDK can talk to them, while their tools run on
+// the server. Build one with [New] and mount it on an [http.Server] or a
+// mux; it serves
+//
+//	POST /v1/chat/completions
+//	GET  /v1/models
+//
+// Each request is a conversation of its own: the client sends the messages,
+// and the agent named by the request's model runs its whole loop over them
+// with its tools, in a fresh [robby.Agent.Clone] that shares nothing else
+// with other requests. The request's parameters (temperature, max_tokens,
+// stop, seed, ...) override the agent's ([robby.WithRunParams]). Function
+// tools the client sends are offered to the model next to the agent's
+// ([robby.WithCallerTools]); when the model calls one of them, the call is
+// handed back to the client (finish_reason "tool_calls"), as OpenAI would.
+// A client that goes away cancels its run and its tools.
+//
+// A request must say that its body is JSON (Content-Type:
+// application/json), or it is answered 415 and nothing runs: a web page
+// can post a form to any address, but not JSON. Every answer carries an
+// X-Request-Id header; when the run fails for a reason other than the
+// model endpoint's own error, the client is told only that id, and the
+// details go to the logger under it.
+//
+// A Handler is safe for concurrent use. Closing the agents is the caller's
+// job, once the handler is done.
+type Handler struct {
+	agents map[string]*robby.Agent
+	opts   Options
+	mux    *http.ServeMux
+}
+
+// New serves agents under their model names. The map and opts are copied:
+// changing them afterwards does not change the handler.
+func New(agents map[string]*robby.Agent, opts Options) *Handler {
+	h := &Handler{agents: maps.Clone(agents), opts: opts, mux: http.NewServeMux()}
+	if h.opts.MaxRequestBytes <= 0 {
+		h.opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if h.opts.MaxMessages <= 0 {
+		h.opts.MaxMessages = DefaultMaxMessages
+	}
+	h.opts.CORSOrigins = slices.Clone(h.opts.CORSOrigins)
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h.mux.HandleFunc("POST /v1/chat/completions", h.chatCompletions)
+	h.mux.HandleFunc("GET /v1/models", h.models)
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
+			fmt.Sprintf("Unknown request URL: %s %s", r.Method, r.URL.Path))
+	})
+	return h
+}
+
+// ServeHTTP answers the request after checking its origin and its bearer
+// token.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Request-Id", "req_"+randomAlnum(24))
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !h.allowOrigin(w, r, origin) {
+			return
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.WriteHeader(http.StatusNoContent) // a preflight, answered without a token
+			return
+		}
+	}
+	if h.opts.Token != "" && !bearer(r.Header.Get("Authorization"), h.opts.Token) {
+		writeAPIError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
+			"Missing or incorrect bearer token.")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// bearer reports whether an Authorization header carries token. The
+// scheme's name is case-insensitive (RFC 9110, section 11.1).
+func bearer(header, token string) bool {
+	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") &&
+		subtle.ConstantTimeCompare([]byte(strings.TrimLeft(got, " ")), []byte(token)) == 1
+}
+
+// allowOrigin gives a browser of a listed origin CORS permission, or
+// answers 403 and returns false.
+func (h *Handler) allowOrigin(w http.ResponseWriter, r *http.Request, origin string) bool {
+	hd := w.Header()
+	hd.Add("Vary", "Origin")
+	if !slices.Contains(h.opts.CORSOrigins, origin) && !slices.Contains(h.opts.CORSOrigins, "*") {
+		writeAPIError(w, http.StatusForbidden, "invalid_request_error", "origin_not_allowed",
+			fmt.Sprintf("Requests from the web origin %q are not allowed: the server's operator can list it (robby serve -cors).", origin))
+		return false
+	}
+	hd.Set("Access-Control-Allow-Origin", origin)
+	if r.Method == http.MethodOptions {
+		hd.Set("Access-Control-Allow-Methods", "GET, POST")
+		if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {
+			hd.Set("Access-Control-Allow-Headers", asked)
+		}
+		hd.Set("Access-Control-Max-Age", "600")
+		hd.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+	}
+	return true
+}
+
+// models lists the agents' names, sorted.
+func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
+	names := slices.Sorted(maps.Keys(h.agents))
+	list := wireModelList{Object: "list", Data: make([]wireModel, 0, len(names))}
+	for _, name := range names {
+		list.Data = append(list.Data, wireModel{ID: name, Object: "model", OwnedBy: "robby"})
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+// readBody reads a request's body, of at most limit bytes, into a buffer
+// of the size it announces; one announced too large is not read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		buf.Grow(int(n) + 1) // +1: the read that sees the end
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
+}
+
+// isJSON reports whether a Content-Type says JSON.
+func isJSON(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	return err == nil && t == "application/json"
+}
+
+// randomAlnum returns n random letters and digits: ids, not secrets.
+func randomAlnum(n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[rand.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// readJSON reads the body of a request that says it is JSON, within the
+// size limit, or answers the error (415, 413, 400) and returns false.
+func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if !isJSON(r.Header.Get("Content-Type")) {
+		writeAPIError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type",
+			"The request body must be JSON, sent with Content-Type: application/json.")
+		return nil, false
+	}
+	body, err := readBody(w, r, h.opts.MaxRequestBytes)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeAPIError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
+				fmt.Sprintf("Request body is larger than %d bytes.", tooBig.Limit))
+			return nil, false
+		}
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
