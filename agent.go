@@ -45,7 +45,8 @@ type core struct {
 	maxTurns  int
 	finalTurn bool
 	log       *slog.Logger
-	secrets   secrets // kept out of errors
+	secrets   secrets    // kept out of errors
+	tel       *telemetry // nil if neither traced nor metered
 	tools     toolbox
 	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
 	// AnswerAuto until a fallback, which means native.
@@ -79,6 +80,11 @@ func New(opts ...Option) (*Agent, error) {
 	if cfg.params.Model == "" {
 		return nil, errors.New("robby: no model: use WithModel")
 	}
+	tel, err := newTelemetry(&cfg)
+	if err != nil {
+		return nil, fmt.Errorf("robby: %w", err)
+	}
+	cfg.telemetry = tel
 	c := &core{
 		reqOpts:    requestOptions(&cfg),
 		params:     cfg.params,
@@ -86,6 +92,7 @@ func New(opts ...Option) (*Agent, error) {
 		finalTurn:  cfg.finalTurn,
 		log:        cfg.logger,
 		secrets:    secretsOf(&cfg),
+		tel:        tel,
 		window:     cfg.window,
 		compaction: cfg.compaction,
 		pinFirst:   cfg.pinFirst,

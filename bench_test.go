@@ -245,8 +245,9 @@ func newRun3Server(tb testing.TB) *benchServer {
 	return newBenchServer(tb, false, map[int][]byte{1: bodies[0], 4: bodies[1], 6: bodies[2]})
 }
 
-func newRun3Agent(tb testing.TB, url string, tools []robby.Tool) *robby.Agent {
-	a, err := robby.New(robby.WithBaseURL(url), robby.WithAPIKey(""), robby.WithModel(benchModel), robby.WithTools(tools...))
+func newRun3Agent(tb testing.TB, url string, tools []robby.Tool, opts ...robby.Option) *robby.Agent {
+	a, err := robby.New(append([]robby.Option{robby.WithBaseURL(url), robby.WithAPIKey(""), robby.WithModel(benchModel),
+		robby.WithTools(tools...)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}

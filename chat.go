@@ -2,6 +2,7 @@ package robby
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,8 +20,10 @@ type deltaFunc func(text, reasoning string) error
 // complete sends one chat-completion request, streamed if onDelta is not
 // nil, and returns the reply. On error the reply holds what arrived before
 // it, if anything did.
-func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
+func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (r *reply, err error) {
 	req.stream = onDelta != nil
+	ctx, op := a.core.tel.startChat(ctx, cmp.Or(req.model, a.core.params.Model), req)
+	defer func() { op.end(ctx, r, err) }()
 	if req.head == nil {
 		head, err := a.core.head(req.stream)
 		if err != nil {
@@ -37,6 +40,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		if err := a.core.client.Post(ctx, "chat/completions", req.body(), &body, a.core.reqOpts...); err != nil {
 			return nil, a.core.requestError(ctx, err, capture)
 		}
+		op.meta(body)
 		res, err := decodeResponse(body)
 		if err != nil {
 			return nil, a.core.requestError(ctx, err, capture)
@@ -44,13 +48,12 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		return replyOf(res)
 	}
 	var res *http.Response
-	err := a.core.client.Post(ctx, "chat/completions", req.body(), &res, a.core.reqOpts...)
-	if err != nil {
+	if err := a.core.client.Post(ctx, "chat/completions", req.body(), &res, a.core.reqOpts...); err != nil {
 		return nil, a.core.requestError(ctx, err, capture)
 	}
 	events := ssestream.NewDecoder(res)
 	defer events.Close()
-	r := new(reply)
+	r = new(reply)
 	var chunk apiResponse
 	chunks := 0
 	for events.Next() {
@@ -58,6 +61,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
 			break
 		}
+		op.meta(ev.Data)
 		if err := decodeChunk(ev, &chunk); err != nil {
 			return r, a.core.requestError(ctx, err, capture)
 		}

@@ -80,5 +80,9 @@ func requestOptions(cfg *config) []option.RequestOption {
 	// Requests go out through Client.Post, which would fall back on an
 	// admin key (OPENAI_ADMIN_KEY) when no API key is set; chat
 	// completions never take one.
-	return append(opts, option.WithAdminAPIKey(""), option.WithMiddleware(captureErrors))
+	opts = append(opts, option.WithAdminAPIKey(""), option.WithMiddleware(captureErrors))
+	if cfg.telemetry != nil {
+		opts = append(opts, option.WithMiddleware(cfg.telemetry.middleware))
+	}
+	return opts
 }

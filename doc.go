@@ -115,6 +115,20 @@
 // provider's context-length error is a [*ContextLengthError], matching
 // [ErrContextLength], that names the sizes.
 //
+// # Tracing and metrics
+//
+// [WithTracerProvider] and [WithMeterProvider] report the agent's work to
+// OpenTelemetry in the GenAI semantic conventions: an invoke_agent span for
+// each run, a chat span for each model call (models, finish reasons,
+// tokens, server) and an execute_tool span for each tool call, errors
+// marked with a low-cardinality error.type; the histograms
+// gen_ai.client.token.usage, gen_ai.client.operation.duration and
+// robby.tool.duration, and the counter robby.runs by outcome. The trace
+// context goes with every request to the model and to MCP servers.
+// Prompts and answers stay out of the spans unless [WithTracedContent] is
+// given, and secrets never enter them. Without a provider, nothing is
+// recorded and a run costs what it did.
+//
 // # Typed answers
 //
 // [RunTyped] ends the loop with a Go value instead of text: the answer's

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // An MCPServer describes an MCP server whose tools the agent offers the
@@ -42,6 +43,7 @@ type MCPServer struct {
 	oauth    auth.OAuthHandler
 	timeout  time.Duration
 	grace    time.Duration
+	traced   bool // the agent traces: HTTP requests carry the trace context
 }
 
 // Defaults of an [MCPServer].
@@ -284,7 +286,7 @@ func (s MCPServer) httpClient() *http.Client {
 	if base == nil {
 		base = http.DefaultClient
 	}
-	if len(s.header) == 0 {
+	if len(s.header) == 0 && !s.traced {
 		return base
 	}
 	c := *base
@@ -292,20 +294,25 @@ func (s MCPServer) httpClient() *http.Client {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c.Transport = headerTransport{header: s.header, next: rt}
+	c.Transport = headerTransport{header: s.header, next: rt, traced: s.traced}
 	return &c
 }
 
-// headerTransport adds fixed headers to every request.
+// headerTransport adds fixed headers to every request, and the W3C trace
+// context of its context if traced.
 type headerTransport struct {
 	header http.Header
 	next   http.RoundTripper
+	traced bool
 }
 
 func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range t.header {
 		req.Header[k] = slices.Clone(v)
+	}
+	if t.traced {
+		propagation.TraceContext{}.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
 	}
 	return t.next.RoundTrip(req)
 }

@@ -25,6 +25,7 @@ type mcpHub struct {
 	local    map[string]*Tool
 	log      *slog.Logger
 	secrets  secrets
+	tel      *telemetry
 	changed  atomic.Bool // a server announced a new tool list
 	tokens   atomic.Int64
 }
@@ -55,11 +56,13 @@ type progressTarget struct {
 // connectMCP connects to every server in parallel. It fails if a server
 // that is not optional cannot be reached, naming each.
 func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
-	h := &mcpHub{secrets: secretsOf(cfg), servers: len(cfg.mcp), keep: cfg.mcpTools, portable: cfg.portable, local: local, log: cfg.logger}
+	h := &mcpHub{secrets: secretsOf(cfg), servers: len(cfg.mcp), keep: cfg.mcpTools, portable: cfg.portable, local: local,
+		log: cfg.logger, tel: cfg.telemetry}
 	conns := make([]*mcpConn, len(cfg.mcp))
 	errs := make([]error, len(cfg.mcp))
 	var wg sync.WaitGroup
 	for i, s := range cfg.mcp {
+		s.traced = h.tel.traced()
 		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), sinks: map[*noticeSink]int{}, progress: map[string]progressTarget{}}
 		conns[i] = c
 		wg.Go(func() { errs[i] = c.start(context.Background()) })

@@ -141,7 +141,7 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 			return Tool{}, err
 		}
 	}
-	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true}
+	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true, mcpServer: c.spec.name}
 	// robby checks arguments when it can read the schema; otherwise the
 	// server does.
 	var s jsonschema.Schema
@@ -180,6 +180,7 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 		c.listen(sink, token, tool)
 		defer c.unlisten(sink, token)
 	}
+	c.hub.tel.injectMeta(ctx, params)
 	res, err := s.CallTool(ctx, params)
 	if err != nil {
 		var wire *jsonrpc.Error

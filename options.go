@@ -10,6 +10,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // An Option configures an [Agent]. Options are applied in order by [New],
@@ -49,6 +51,11 @@ type config struct {
 	window     int // the model's context window, 0 if not given
 	compaction CompactionPolicy
 	pinFirst   bool
+
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	tracedContent  bool
+	telemetry      *telemetry // made by New from the three above
 }
 
 func defaultConfig() config {

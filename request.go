@@ -25,6 +25,7 @@ type request struct {
 	tools   []json.RawMessage
 	caller  []json.RawMessage // the caller's own tools (WithCallerTools)
 	stream  bool
+	model   string // the model asked for, if not the agent's
 }
 
 // body returns the request's JSON.

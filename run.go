@@ -101,7 +101,18 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 		return new(Result), err
 	}
 	defer release()
-	return a.runHeld(ctx, prompt, &rc, emit)
+	ctx, op := a.core.tel.startRun(ctx, a.model(&rc))
+	res, err := a.runHeld(ctx, prompt, &rc, emit)
+	op.end(ctx, res, err)
+	return res, err
+}
+
+// model returns the model a run asks for.
+func (a *Agent) model(rc *runConfig) string {
+	if rc.params != nil && rc.params.Model != "" {
+		return rc.params.Model
+	}
+	return a.core.params.Model
 }
 
 // runHeld is run for a caller that holds the conversation already.
@@ -156,7 +167,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		if err != nil {
 			return res, err
 		}
-		req.head, req.caller = head, caller
+		req.head, req.caller, req.model = head, caller, a.model(rc)
 		req.system = rc.system
 		if final {
 			req.tools, req.caller = nil, nil

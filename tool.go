@@ -29,8 +29,9 @@ type Tool struct {
 	// honorsContext marks a call known to return when its context ends
 	// (an MCP call), which then needs no goroutine to be abandoned.
 	honorsContext bool
-	idempotent    bool  // safe to run again after a crash: conversation.go
-	err           error // a construction error, reported by New
+	idempotent    bool   // safe to run again after a crash: conversation.go
+	mcpServer     string // the server of an MCP tool, for telemetry
+	err           error  // a construction error, reported by New
 }
 
 // Name returns the name the model calls the tool by.

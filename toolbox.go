@@ -41,7 +41,7 @@ func (b *toolbox) init(cfg *config) error {
 			t.params = p
 		}
 	}
-	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, maxOutput: cfg.maxOutput, log: cfg.logger}
+	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, maxOutput: cfg.maxOutput, log: cfg.logger, tel: cfg.telemetry}
 	if err := b.rebuild(); err != nil {
 		return err
 	}
@@ -110,6 +110,7 @@ type callPolicy struct {
 	approve   func(context.Context, ToolCall) error
 	maxOutput int // bytes of a tool's output the model reads
 	log       *slog.Logger
+	tel       *telemetry
 }
 
 func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {

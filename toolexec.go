@@ -130,6 +130,7 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 		err error
 	}
 	start := time.Now()
+	ops := ts.tel.startTools(ctx, ts, calls[:run])
 	ended := make([]bool, run)
 	record := func(o outcome) {
 		if o.err != nil && ctx.Err() != nil {
@@ -141,6 +142,7 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 			results[o.i].Output, o.err = encodeResult(o.out)
 		}
 		results[o.i].finish(o.err, ts.maxOutput, done, o.i)
+		ops.end(ctx, o.i, &results[o.i])
 	}
 	ch := make(chan outcome, run) // never blocks an abandoned tool
 	left := 0
@@ -151,12 +153,12 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 			record(outcome{i: i, err: err})
 		case run == 1 && t.honorsContext:
 			// Nothing to abandon: call it here and spare a goroutine.
-			out, err := ts.invoke(ctx, calls[i], inv)
+			out, err := ts.invoke(ops.context(ctx, i), calls[i], inv)
 			record(outcome{i, out, err})
 		default:
 			left++
 			go func() {
-				out, err := ts.invoke(ctx, calls[i], inv)
+				out, err := ts.invoke(ops.context(ctx, i), calls[i], inv)
 				ch <- outcome{i, out, err}
 			}()
 		}

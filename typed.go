@@ -231,8 +231,8 @@ const (
 // into a value from newAnswer, a pointer of type t. It holds the
 // conversation throughout, so that no other run comes between an answer
 // and its repair.
-func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (*Result, any, error) {
-	res := new(Result)
+func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (res *Result, answer any, err error) {
+	res = new(Result)
 	base, err := newRunConfig(opts)
 	if err == nil && len(base.caller) > 0 {
 		err = errors.New("robby: WithCallerTools: a typed run cannot end on calls of the caller's tools")
@@ -256,6 +256,8 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		return res, nil, err
 	}
 	defer release()
+	ctx, op := a.core.tel.startRun(ctx, a.model(&base))
+	defer func() { op.end(ctx, res, err) }()
 	mode, auto := tc.mode, tc.mode == AnswerAuto
 	if auto {
 		mode = max(AnswerMode(a.core.answerMode.Load()), AnswerNative)

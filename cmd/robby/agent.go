@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +32,8 @@ type agentFlags struct {
 	kbase                               *knowledge.Base // opened by newAgent, closed by close
 	compact                             string          // a compaction policy, or "off"
 	contextWindow                       int
+	telemetry                           telemetryFlags
+	flush                               func() // set by newAgent: flushes and stops the exporters of -otel and -trace
 }
 
 func (f *agentFlags) register(fs *flag.FlagSet) {
@@ -44,6 +47,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	f.kb.register(fs)
 	fs.StringVar(&f.compact, "compact", "drop", "fit long conversations into the context window: drop (the oldest turns), summarize, or off")
 	fs.IntVar(&f.contextWindow, "context", 0, "the model's context window in tokens; 0 asks the server, or learns it from its errors")
+	f.telemetry.register(fs)
 }
 
 // compaction returns the options of the -compact and -context flags.
@@ -138,7 +142,13 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 			opts = append(opts, robby.WithTools(knowledge.Tool(kb)))
 		}
 	}
-	agent, err := robby.New(opts...)
+	telemetry, flush, err := f.telemetry.options(context.Background(), stderr)
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	f.flush = flush
+	agent, err := robby.New(append(opts, telemetry...)...)
 	if err != nil {
 		f.close()
 	}
@@ -149,6 +159,9 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 func (f *agentFlags) close() {
 	if f.kbase != nil {
 		f.kbase.Close()
+	}
+	if f.flush != nil {
+		f.flush()
 	}
 }
 

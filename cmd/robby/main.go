@@ -14,6 +14,9 @@
 // ROBBY_EMBEDDINGS_MODEL and ROBBY_EMBEDDINGS_URL, add vector search); run
 // and chat take -kb-mode context to add the passages found for each prompt
 // to it instead.
+// -otel exports traces and metrics over OTLP/HTTP, where the standard
+// OTEL_EXPORTER_OTLP_* variables say; -trace prints the tree of each run's
+// spans to stderr.
 // The endpoint and key default to OPENAI_BASE_URL and OPENAI_API_KEY, then
 // to Docker Model Runner's http://localhost:12434/engines/v1; the model to
 // ROBBY_MODEL, then ai/qwen2.5. 'robby <command> -h' lists a command's

@@ -1,0 +1,232 @@
+package robby
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// WithTracerProvider has the agent trace its work with OpenTelemetry, in
+// the GenAI semantic conventions: a span for each run (invoke_agent), each
+// model call (chat {model}) and each tool call (execute_tool {name}). The
+// trace context goes with the requests to the model endpoint and to MCP
+// servers (W3C trace context: HTTP headers, and the _meta of MCP
+// requests), so a traced server joins the trace. Prompts, answers and
+// tool arguments are left out unless [WithTracedContent] is given;
+// secrets never show.
+//
+// Without it (the default) the agent starts no span and costs nothing
+// more.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) error {
+		if tp == nil {
+			return errors.New("WithTracerProvider: nil provider")
+		}
+		c.tracerProvider = tp
+		return nil
+	}
+}
+
+// WithMeterProvider has the agent record OpenTelemetry metrics: the GenAI
+// histograms gen_ai.client.token.usage and gen_ai.client.operation.duration
+// for model calls, robby.tool.duration for tool calls (with error.type for
+// those that failed) and the counter robby.runs by outcome (answered,
+// pending, max_turns, canceled, error).
+//
+// Without it (the default) the agent records nothing and costs nothing
+// more.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) error {
+		if mp == nil {
+			return errors.New("WithMeterProvider: nil provider")
+		}
+		c.meterProvider = mp
+		return nil
+	}
+}
+
+// WithTracedContent makes the spans of [WithTracerProvider] carry what was
+// said: the messages sent to the model and its answer
+// (gen_ai.input.messages, gen_ai.output.messages), and tool arguments and
+// results (gen_ai.tool.call.arguments, gen_ai.tool.call.result). It is off
+// by default, since conversations hold personal data. The agent's secrets
+// (API key, MCP headers and environment values) are replaced in it.
+func WithTracedContent() Option {
+	return func(c *config) error {
+		c.tracedContent = true
+		return nil
+	}
+}
+
+// instrumentationName names robby's tracer and meter.
+const instrumentationName = "github.com/robby-go/robby"
+
+// telemetry is how an agent reports its work; nil when neither a tracer
+// nor a meter provider was given, so that the hot paths test one pointer.
+type telemetry struct {
+	tracer       trace.Tracer // nil without a tracer provider
+	content      bool         // WithTracedContent
+	secrets      secrets
+	prop         propagation.TextMapPropagator
+	*instruments // nil without a meter provider
+}
+
+// instruments are the agent's metrics.
+type instruments struct {
+	tokens   genaiconv.ClientTokenUsage
+	duration genaiconv.ClientOperationDuration
+	tools    metric.Float64Histogram
+	runs     metric.Int64Counter
+}
+
+// The bucket boundaries the GenAI semantic conventions recommend.
+var (
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+)
+
+func newTelemetry(cfg *config) (*telemetry, error) {
+	if cfg.tracerProvider == nil && cfg.meterProvider == nil {
+		return nil, nil
+	}
+	t := &telemetry{content: cfg.tracedContent, secrets: secretsOf(cfg), prop: propagation.TraceContext{}}
+	if cfg.tracerProvider != nil {
+		t.tracer = cfg.tracerProvider.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL))
+	}
+	if cfg.meterProvider != nil {
+		m := cfg.meterProvider.Meter(instrumentationName, metric.WithSchemaURL(semconv.SchemaURL))
+		var in instruments
+		var errs [4]error
+		in.tokens, errs[0] = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(tokenBuckets...))
+		in.duration, errs[1] = genaiconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...))
+		in.tools, errs[2] = m.Float64Histogram("robby.tool.duration", metric.WithUnit("s"),
+			metric.WithDescription("Duration of tool calls, with error.type for those that failed."),
+			metric.WithExplicitBucketBoundaries(durationBuckets...))
+		in.runs, errs[3] = m.Int64Counter("robby.runs", metric.WithUnit("{run}"),
+			metric.WithDescription("Runs of the agent loop, by outcome."))
+		if err := errors.Join(errs[:]...); err != nil {
+			return nil, fmt.Errorf("WithMeterProvider: %w", err)
+		}
+		t.instruments = &in
+	}
+	return t, nil
+}
+
+// A runOp is the telemetry of one run; nil when the agent has none.
+type runOp struct {
+	t    *telemetry
+	span trace.Span // nil without a tracer
+}
+
+// startRun starts the span of a run, a child of the one in ctx.
+func (t *telemetry) startRun(ctx context.Context, model string) (context.Context, *runOp) {
+	if t == nil {
+		return ctx, nil
+	}
+	op := &runOp{t: t}
+	if t.tracer != nil {
+		ctx, op.span = t.tracer.Start(ctx, "invoke_agent", trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIRequestModel(model)))
+	}
+	return ctx, op
+}
+
+// end ends the run's span with what the run did, and counts it.
+func (op *runOp) end(ctx context.Context, res *Result, err error) {
+	if op == nil {
+		return
+	}
+	outcome := runOutcome(res, err)
+	if op.span != nil {
+		op.span.SetAttributes(
+			semconv.GenAIUsageInputTokens(int(res.Usage.PromptTokens)),
+			semconv.GenAIUsageOutputTokens(int(res.Usage.CompletionTokens)),
+			attribute.Int("robby.turns", res.Turns),
+			attribute.String("robby.outcome", outcome))
+		op.t.fail(op.span, err)
+		op.span.End()
+	}
+	if op.t.instruments != nil {
+		op.t.runs.Add(ctx, 1, metric.WithAttributes(attribute.String("robby.outcome", outcome)))
+	}
+}
+
+// runOutcome names how a run ended, for the robby.runs counter.
+func runOutcome(res *Result, err error) string {
+	switch {
+	case err == nil && len(res.Pending) > 0:
+		return "pending"
+	case err == nil:
+		return "answered"
+	case errors.Is(err, ErrMaxTurns):
+		return "max_turns"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	}
+	return "error"
+}
+
+// fail marks span as failed with err, if err is not nil: status Error,
+// error.type, and an exception event whose message has the secrets
+// replaced.
+func (t *telemetry) fail(span trace.Span, err error) {
+	if err == nil {
+		return
+	}
+	msg := t.secrets.redact(err.Error())
+	typ := errorType(err)
+	span.SetAttributes(semconv.ErrorTypeKey.String(typ))
+	span.AddEvent(semconv.ExceptionEventName, trace.WithAttributes(
+		semconv.ExceptionType(typ), semconv.ExceptionMessage(msg)))
+	span.SetStatus(codes.Error, msg)
+}
+
+// errorKinds name robby's errors for error.type, a low-cardinality value.
+var errorKinds = []struct {
+	err  error
+	name string
+}{
+	{ErrMaxTurns, "max_turns"},
+	{ErrIncompleteStream, "incomplete_stream"},
+	{ErrNoChoices, "no_choices"},
+	{ErrContextLength, "context_length"},
+	{ErrUnknownTool, "unknown_tool"},
+	{ErrInvalidArguments, "invalid_arguments"},
+	{ErrToolLimit, "tool_limit"},
+	{ErrToolPanic, "tool_panic"},
+	{ErrNotApproved, "not_approved"},
+	{ErrInvalidAnswer, "invalid_answer"},
+	{context.DeadlineExceeded, "timeout"},
+	{context.Canceled, "canceled"},
+}
+
+// errorType returns the error.type of err: the HTTP status of an endpoint's
+// error, the name of a robby error, or "_OTHER".
+func errorType(err error) string {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		if apiErr.StatusCode == 0 {
+			return "stream_error"
+		}
+		return strconv.Itoa(apiErr.StatusCode)
+	}
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			return k.name
+		}
+	}
+	return semconv.ErrorTypeOther.Value.AsString()
+}
+
+// seconds returns the time since start, in seconds, for the histograms.
+func seconds(start time.Time) float64 { return time.Since(start).Seconds() }

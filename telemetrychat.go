@@ -1,0 +1,172 @@
+package robby
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3/option"
+	sjson "github.com/segmentio/encoding/json"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/genaiconv"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// A chatOp is the telemetry of one model call; nil when the agent has none.
+// The openai-go middleware fills in the server it went to.
+type chatOp struct {
+	t      *telemetry
+	span   trace.Span // nil without a tracer
+	start  time.Time
+	model  string
+	stream bool
+
+	host      string // server.address and port, set by the middleware
+	port      int
+	id, reply string // gen_ai.response.id and .model, from the first chunk or the response
+	first     time.Duration
+	metaSeen  bool
+}
+
+type chatOpKey struct{}
+
+// startChat starts the span of a model call of model, a child of the one
+// in ctx, and puts the call in the context for the middleware.
+func (t *telemetry) startChat(ctx context.Context, model string, req *request) (context.Context, *chatOp) {
+	if t == nil {
+		return ctx, nil
+	}
+	op := &chatOp{t: t, start: time.Now(), model: model, stream: req.stream}
+	if t.tracer != nil {
+		ctx, op.span = t.tracer.Start(ctx, "chat "+model, trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithAttributes(semconv.GenAIOperationNameChat, semconv.GenAIRequestModel(model),
+				semconv.GenAIRequestStream(req.stream)))
+		if t.content {
+			op.span.SetAttributes(semconv.GenAIInputMessagesKey.String(t.secrets.redact(inputMessages(req))))
+		}
+	}
+	return context.WithValue(ctx, chatOpKey{}, op), op
+}
+
+// meta reads the response's id and model from a response or the first
+// chunk that has them; the loop's own decoding skips them.
+func (op *chatOp) meta(data []byte) {
+	if op == nil || op.metaSeen {
+		return
+	}
+	if op.first == 0 {
+		op.first = time.Since(op.start)
+	}
+	var m struct {
+		ID    string `json:"id"`
+		Model string `json:"model"`
+	}
+	if sjson.Unmarshal(data, &m) == nil && (m.ID != "" || m.Model != "") {
+		op.id, op.reply, op.metaSeen = m.ID, m.Model, true
+	}
+}
+
+// end ends the span of the call with its reply (nil if none came) and
+// err, and records its duration and tokens.
+func (op *chatOp) end(ctx context.Context, r *reply, err error) {
+	if op == nil {
+		return
+	}
+	common := op.common()
+	if op.span != nil {
+		attrs := append(common,
+			semconv.GenAIResponseID(op.id))
+		if op.stream && op.first > 0 {
+			attrs = append(attrs, semconv.GenAIResponseTimeToFirstChunk(op.first.Seconds()))
+		}
+		if r != nil {
+			attrs = append(attrs,
+				semconv.GenAIUsageInputTokens(int(r.usage.PromptTokens)),
+				semconv.GenAIUsageOutputTokens(int(r.usage.CompletionTokens)))
+			if r.finish != "" {
+				attrs = append(attrs, semconv.GenAIResponseFinishReasons(r.finish))
+			}
+			if op.t.content {
+				attrs = append(attrs, semconv.GenAIOutputMessagesKey.String(op.t.secrets.redact(outputMessages(r))))
+			}
+		}
+		op.span.SetAttributes(attrs...)
+		op.t.fail(op.span, err)
+		op.span.End()
+	}
+	if op.t.instruments == nil {
+		return
+	}
+	provider := genaiconv.ProviderNameAttr(providerName(op.host))
+	if err != nil {
+		common = append(common, semconv.ErrorTypeKey.String(errorType(err)))
+	}
+	op.t.duration.Record(ctx, seconds(op.start), genaiconv.OperationNameChat, provider, common...)
+	if r != nil && err == nil {
+		op.t.tokens.Record(ctx, r.usage.PromptTokens, genaiconv.OperationNameChat, provider, genaiconv.TokenTypeInput, common...)
+		op.t.tokens.Record(ctx, r.usage.CompletionTokens, genaiconv.OperationNameChat, provider, genaiconv.TokenTypeOutput, common...)
+	}
+}
+
+// common returns the attributes of both the span and the metrics.
+func (op *chatOp) common() []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 12)
+	attrs = append(attrs, semconv.GenAIProviderNameKey.String(providerName(op.host)), semconv.GenAIRequestModel(op.model))
+	if op.reply != "" {
+		attrs = append(attrs, semconv.GenAIResponseModel(op.reply))
+	}
+	if op.host != "" {
+		attrs = append(attrs, semconv.ServerAddress(op.host), semconv.ServerPort(op.port))
+	}
+	return attrs
+}
+
+// providers are the gen_ai.provider.name of known endpoints' hosts; others
+// are "openai", the API they speak, as the conventions advise.
+var providers = map[string]string{
+	"generativelanguage.googleapis.com": "gcp.gemini",
+	"api.anthropic.com":                 "anthropic",
+	"api.deepseek.com":                  "deepseek",
+	"api.groq.com":                      "groq",
+	"api.mistral.ai":                    "mistral_ai",
+	"api.perplexity.ai":                 "perplexity",
+	"api.x.ai":                          "x_ai",
+}
+
+func providerName(host string) string {
+	if p, ok := providers[host]; ok {
+		return p
+	}
+	if strings.HasSuffix(host, ".openai.azure.com") {
+		return "azure.ai.openai"
+	}
+	return "openai"
+}
+
+// middleware is the openai-go middleware of a traced agent: it notes the
+// server a model call goes to and sends the trace context with it.
+func (t *telemetry) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	ctx := req.Context()
+	if op, _ := ctx.Value(chatOpKey{}).(*chatOp); op != nil {
+		op.host, op.port = hostPort(req.URL)
+	}
+	t.prop.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	return next(req)
+}
+
+// hostPort returns the server.address and server.port of u.
+func hostPort(u *url.URL) (string, int) {
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 80
+		if u.Scheme == "https" {
+			port = 443
+		}
+	}
+	return u.Hostname(), port
+}
