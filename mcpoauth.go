@@ -10,10 +10,13 @@ import "github.com/modelcontextprotocol/go-sdk/auth"
 // registration, PKCE authorization code, token refresh, step-up to the
 // scopes a 403 insufficient_scope asks for), then retries once.
 //
-// auth.NewAuthorizationCodeHandler builds one; its AuthorizationCodeFetcher
-// shows the user the authorization URL (opens a browser) and returns the
-// code the redirect brought back. Tokens live in h, never in robby's logs
-// or errors. New reports an error for a server of another transport.
+// Package mcpoauth makes h for a host: the browser opened on the
+// authorization URL with a loopback redirect (or a function of the
+// program's), pre-registered clients, client credentials for machines,
+// tokens kept in memory or in a store (an encrypted file). Any
+// auth.OAuthHandler works, such as the go-sdk's
+// auth.NewAuthorizationCodeHandler. Tokens live in h, never in robby's
+// logs or errors. New reports an error for a server of another transport.
 func (s MCPServer) WithOAuth(h auth.OAuthHandler) MCPServer {
 	s.oauth = h
 	return s

@@ -1,0 +1,104 @@
+package mcpoauth
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"golang.org/x/oauth2"
+)
+
+// A TokenStore keeps the tokens of MCP servers between runs, one [Grant] a
+// server, keyed by the server's URL. [FileStore] keeps them in a file,
+// encrypted; a program can keep them in its own database or the system's
+// keychain. Its methods may be called concurrently.
+type TokenStore interface {
+	// Load returns the server's grant, or nil and no error if there is
+	// none.
+	Load(ctx context.Context, server string) (*Grant, error)
+	// Save keeps the server's grant, replacing the one kept before.
+	Save(ctx context.Context, server string, g *Grant) error
+}
+
+// A Grant is what a [TokenStore] keeps for a server: the token, and what
+// refreshing it takes (the client and the token endpoint). Its fields are
+// secrets: keep them where only the user can read them.
+type Grant struct {
+	Token        oauth2.Token     `json:"token"`
+	ClientID     string           `json:"client_id"`
+	ClientSecret string           `json:"client_secret,omitempty"`
+	TokenURL     string           `json:"token_url"`
+	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
+	Scopes       []string         `json:"scopes,omitempty"`
+}
+
+// LogValue logs a grant without its secrets.
+func (g Grant) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("client_id", g.ClientID), slog.Time("expiry", g.Token.Expiry),
+		slog.Bool("refreshable", g.Token.RefreshToken != ""))
+}
+
+// newSource returns the token source of g: its token while it is valid,
+// then refreshed at its token endpoint, each new token saved.
+func (h *Handler) newSource(g *Grant) oauth2.TokenSource {
+	c := &oauth2.Config{ClientID: g.ClientID, ClientSecret: g.ClientSecret, Scopes: g.Scopes,
+		Endpoint: oauth2.Endpoint{TokenURL: g.TokenURL, AuthStyle: g.AuthStyle}}
+	// The source outlives the request that made it: its refreshes must not
+	// be cancelled with that request.
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.cfg.httpClient)
+	tok := g.Token
+	return &savingSource{h: h, src: c.TokenSource(ctx, &tok), grant: *g, last: g.Token.AccessToken}
+}
+
+// savingSource saves each token its source refreshes.
+type savingSource struct {
+	h   *Handler
+	src oauth2.TokenSource
+
+	mu    sync.Mutex
+	grant Grant
+	last  string // the last access token given
+}
+
+func (s *savingSource) Token() (*oauth2.Token, error) {
+	// One at a time, so that the tokens are saved in the order they came.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, err := s.src.Token()
+	if err != nil {
+		s.h.log.Warn("mcpoauth: refreshing the token failed", slog.String("error", err.Error()))
+		return nil, err
+	}
+	if t.AccessToken != s.last {
+		s.last = t.AccessToken
+		s.grant.Token = *t
+		s.h.log.Info("mcpoauth: token refreshed", slog.Time("expiry", t.Expiry))
+		g := s.grant // the store may keep it
+		s.h.save(context.Background(), &g)
+	}
+	return t, nil
+}
+
+// grants reports whether the grant has all the scopes.
+func (s *savingSource) grants(scopes []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sc := range scopes {
+		if !slices.Contains(s.grant.Scopes, sc) {
+			return false
+		}
+	}
+	return true
+}
+
+// save keeps g in the store, if any. A store that fails costs the next run
+// an authorization, not this one: the failure is logged.
+func (h *Handler) save(ctx context.Context, g *Grant) {
+	if h.cfg.store == nil {
+		return
+	}
+	if err := h.cfg.store.Save(ctx, h.server, g); err != nil {
+		h.log.Warn("mcpoauth: saving the token failed", slog.String("error", err.Error()))
+	}
+}
