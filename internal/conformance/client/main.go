@@ -13,10 +13,11 @@
 //
 // The scenarios are those of the go-sdk's conformance/everything-client.
 // Every auth/* scenario connects through [robby.MCPServer.WithOAuth] with
-// the go-sdk's authorization-code handler, then lists the tools and calls
-// test-tool: the suite's authorization server approves at once, so the
-// authorization URL is fetched without a browser and the code read from
-// its redirect.
+// a handler of package mcpoauth, then lists the tools and calls test-tool:
+// the client_credentials grant for the client-credentials scenarios, the
+// authorization code for the others, where the suite's authorization
+// server approves at once, so the authorization URL is fetched without a
+// browser and the code read from its redirect.
 package main
 
 import (
@@ -35,9 +36,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/mcpoauth"
 )
 
 // A scenario does its actions with an agent connected to the server.
@@ -45,8 +46,9 @@ type scenario struct {
 	// elicit sets the server's elicitation handler, for the scenarios
 	// whose server asks the client for input.
 	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	// oauth makes the OAuth handler of the auth/* scenarios.
-	oauth func(cfg map[string]any) (auth.OAuthHandler, error)
+	// oauth makes the OAuth handler of the auth/* scenarios, for the
+	// server at url.
+	oauth func(url string, cfg map[string]any) (auth.OAuthHandler, error)
 	run   func(ctx context.Context, a *robby.Agent, cfg map[string]any) error
 }
 
@@ -55,30 +57,31 @@ var authScenario = scenario{oauth: oauthHandler, run: func(ctx context.Context, 
 	return mustCall(ctx, a, "test-tool", map[string]any{})
 }}
 
+// clientCredentialsScenario authorizes as a machine, with the
+// client_credentials grant.
+var clientCredentialsScenario = scenario{oauth: func(url string, cfg map[string]any) (auth.OAuthHandler, error) {
+	id, _ := cfg["client_id"].(string)
+	secret, _ := cfg["client_secret"].(string)
+	return mcpoauth.New(url, mcpoauth.WithClientCredentials(id, secret))
+}, run: authScenario.run}
+
 // redirectURL is where the suite's authorization server sends the code.
 const redirectURL = "http://localhost:3000/callback"
 
 // oauthHandler registers the client by a client ID metadata document, the
 // credentials the scenario gives, or dynamic registration, whichever the
 // authorization server supports first.
-func oauthHandler(cfg map[string]any) (auth.OAuthHandler, error) {
-	config := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              redirectURL,
-		AuthorizationCodeFetcher: fetchCode,
-		ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{
-			URL: "https://conformance-test.local/client-metadata.json",
-		},
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
-			Metadata: &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{redirectURL}},
-		},
+func oauthHandler(url string, cfg map[string]any) (auth.OAuthHandler, error) {
+	opts := []mcpoauth.Option{
+		mcpoauth.WithAuthorizationCodeFetcher(redirectURL, fetchCode),
+		mcpoauth.WithClientMetadataURL("https://conformance-test.local/client-metadata.json"),
 	}
 	id, _ := cfg["client_id"].(string)
 	secret, _ := cfg["client_secret"].(string)
 	if id != "" && secret != "" {
-		config.PreregisteredClient = &oauthex.ClientCredentials{ClientID: id,
-			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: secret}}
+		opts = append(opts, mcpoauth.WithClient(id, secret))
 	}
-	return auth.NewAuthorizationCodeHandler(config)
+	return mcpoauth.New(url, opts...)
 }
 
 // fetchCode plays the user: it opens the authorization URL, which the
@@ -241,7 +244,10 @@ func main() {
 	log.SetPrefix("robby-conformance: ")
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	s, ok := scenarios[name]
-	if strings.HasPrefix(name, "auth/") {
+	switch {
+	case strings.HasPrefix(name, "auth/client-credentials-"):
+		s, ok = clientCredentialsScenario, true
+	case strings.HasPrefix(name, "auth/"):
 		s, ok = authScenario, true
 	}
 	if len(os.Args) < 2 || !ok {
@@ -273,7 +279,7 @@ func run(s scenario, url string, cfg map[string]any) error {
 		server = server.WithElicitation(s.elicit)
 	}
 	if s.oauth != nil {
-		h, err := s.oauth(cfg)
+		h, err := s.oauth(url, cfg)
 		if err != nil {
 			return err
 		}
