@@ -36,7 +36,7 @@ type Handler struct {
 	log    *slog.Logger
 
 	authMu sync.Mutex        // held while authorizing
-	inner  auth.OAuthHandler // the client_credentials grant's
+	inner  auth.OAuthHandler // the go-sdk's, made at the first authorization
 	ln     net.Listener      // the loopback redirect's, while authorizing
 	port   int               // the loopback redirect's, once chosen
 	want   []string          // the scopes the server's challenge asks for
@@ -197,12 +197,15 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.ln = ln
 		defer func() { ln.Close(); h.ln = nil }()
 	}
-	inner, err := h.codeHandler()
-	if err != nil {
-		resp.Body.Close()
-		return err
+	if h.inner == nil {
+		inner, err := h.codeHandler()
+		if err != nil {
+			resp.Body.Close()
+			return err
+		}
+		h.inner = inner
 	}
-	return inner.Authorize(ctx, req, resp)
+	return h.inner.Authorize(ctx, req, resp)
 }
 
 // renewed reports whether an authorization since req was sent answers
@@ -236,10 +239,8 @@ func (h *Handler) listen() (net.Listener, error) {
 }
 
 // codeHandler makes the go-sdk's authorization-code handler: discovery,
-// registration, PKCE, the code exchange, refresh and step-up are its. The
-// client of the current grant, registered dynamically by an earlier
-// authorization, is used again as a pre-registered one: the server sees
-// one client, and the user one application.
+// registration (again at each authorization, as the authorization server
+// may have changed), PKCE, the code exchange, refresh and step-up are its.
 func (h *Handler) codeHandler() (auth.OAuthHandler, error) {
 	redirect, fetch := h.cfg.redirectURL, h.cfg.fetch
 	if fetch == nil {
@@ -271,14 +272,10 @@ func (h *Handler) codeHandler() (auth.OAuthHandler, error) {
 			return ts, nil
 		},
 	}
-	id, secret := h.cfg.clientID, h.cfg.clientSecret
-	if g := h.grant(); id == "" && g != nil {
-		id, secret = g.ClientID, g.ClientSecret
-	}
-	if id != "" {
-		c.PreregisteredClient = &oauthex.ClientCredentials{ClientID: id}
-		if secret != "" {
-			c.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
+	if h.cfg.clientID != "" {
+		c.PreregisteredClient = &oauthex.ClientCredentials{ClientID: h.cfg.clientID}
+		if h.cfg.clientSecret != "" {
+			c.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: h.cfg.clientSecret}
 		}
 	}
 	if h.cfg.clientMetadataURL != "" {
@@ -288,8 +285,9 @@ func (h *Handler) codeHandler() (auth.OAuthHandler, error) {
 }
 
 // scopeFilter chooses the scopes to ask for among those discovered: the
-// configured ones if any, with those the challenge asks for, and those
-// granted already, which a step-up must not lose.
+// configured ones if any, with those the challenge asks for, and those of
+// the current grant, which a step-up must not lose (the go-sdk adds those
+// it granted itself, not those of a stored grant).
 func (h *Handler) scopeFilter(discovered []string) []string {
 	scopes := discovered
 	if len(h.cfg.scopes) > 0 {
