@@ -71,20 +71,16 @@ func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
 // its id, else the last call with its index (or the last call), unless it
 // names a new function or that call's arguments are already complete.
 func (r *reply) addToolDelta(d *apiToolCall) {
-	var index int64
-	if d.Index != nil {
-		index = *d.Index
-	}
 	id, name, args := string(d.ID), string(d.Function.Name), string(d.Function.Arguments)
 	if args == "null" {
 		args = ""
 	}
-	b := r.findCall(id, d.Index != nil, index)
+	b := r.findCall(id, d.hasIndex, d.index)
 	if b != nil && b.startsAnother(id, name, args) {
 		b = nil
 	}
 	if b == nil {
-		b = &callBuilder{index: index, hasIndex: d.Index != nil}
+		b = &callBuilder{index: d.index, hasIndex: d.hasIndex}
 		r.calls = append(r.calls, b)
 	}
 	if b.id == "" {

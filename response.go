@@ -49,9 +49,11 @@ func (m *apiMessage) reasoning() string {
 }
 
 type apiToolCall struct {
-	Index    *int64  `json:"index"`
-	ID       lenient `json:"id"`
-	Type     lenient `json:"type"`
+	// Index is "" when the provider sent none: a number decoded as text,
+	// left in the chunk's memory, costs no allocation where a *int64 would.
+	Index    sjson.Number `json:"index"`
+	ID       lenient      `json:"id"`
+	Type     lenient      `json:"type"`
 	Function struct {
 		Name      lenient   `json:"name"`
 		Arguments arguments `json:"arguments"`
@@ -59,7 +61,9 @@ type apiToolCall struct {
 	Custom struct {
 		Name lenient `json:"name"`
 	} `json:"custom"`
-	extra map[string]any // other fields, sent back with the call
+	extra    map[string]any // other fields, sent back with the call
+	index    int64          // Index read, when hasIndex
+	hasIndex bool
 }
 
 // knownToolCallField reports whether a tool call's field is one robby
@@ -73,27 +77,26 @@ func knownToolCallField(name []byte) bool {
 }
 
 // UnmarshalJSON decodes a tool call, keeping the fields robby does not know.
+// Nearly every call has none, so it is decoded once refusing unknown fields;
+// only a call that has some is decoded again, with them.
 func (c *apiToolCall) UnmarshalJSON(b []byte) error {
 	type plain apiToolCall // without this method
-	if err := decodeExact(b, (*plain)(c)); err != nil {
-		return err
-	}
-	if hasOtherFields(b) {
+	if parseExact(b, (*plain)(c), sjson.DisallowUnknownFields|sjson.DontCopyNumber) != nil {
+		*c = apiToolCall{}
+		if err := parseExact(b, (*plain)(c), sjson.DontCopyNumber); err != nil {
+			return err
+		}
 		c.extra = otherFields(b)
 	}
-	return nil
-}
-
-// hasOtherFields reports whether a tool call has fields robby does not
-// know, without decoding them.
-func hasOtherFields(obj []byte) bool {
-	t := sjson.NewTokenizer(obj)
-	for t.Next() {
-		if t.IsKey && t.Depth == 1 && !knownToolCallField(bytes.Trim(t.Value, `"`)) {
-			return true
-		}
+	if c.Index == "" {
+		return nil
 	}
-	return false
+	i, err := c.Index.Int64()
+	if err != nil {
+		return fmt.Errorf("tool call index %s is not an integer", c.Index)
+	}
+	c.index, c.hasIndex = i, true
+	return nil
 }
 
 // otherFields returns the fields of a tool call robby does not know, null
@@ -226,8 +229,11 @@ func usageOf(u *apiUsage) Usage {
 // decodeExact is sjson.Unmarshal reading struct fields by their exact names,
 // as openai-go does: a provider field that differs from a known one only by
 // case is the provider's own.
-func decodeExact(b []byte, v any) error {
-	rest, err := sjson.Parse(b, v, sjson.DontMatchCaseInsensitiveStructFields)
+func decodeExact(b []byte, v any) error { return parseExact(b, v, 0) }
+
+// parseExact is decodeExact with more flags.
+func parseExact(b []byte, v any, flags sjson.ParseFlags) error {
+	rest, err := sjson.Parse(b, v, flags|sjson.DontMatchCaseInsensitiveStructFields)
 	if err == nil && len(rest) > 0 {
 		return fmt.Errorf("invalid character %q after top-level value", rest[0])
 	}
