@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -123,33 +125,30 @@ func toolName(name string) string {
 // tool wraps an MCP tool, keeping its input schema whole unless portable
 // schemas were asked for.
 func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
-	raw, err := json.Marshal(mt.InputSchema)
-	if err != nil {
-		return Tool{}, fmt.Errorf("input schema: %w", err)
-	}
-	var params shared.FunctionParameters
-	if err := json.Unmarshal(raw, &params); err != nil || params == nil {
+	// The client decodes the schema into a JSON value; robby only ever
+	// sets its top-level "type", so a shallow copy is robby's own.
+	schema, ok := mt.InputSchema.(map[string]any)
+	if !ok {
+		raw, _ := json.Marshal(mt.InputSchema)
 		return Tool{}, fmt.Errorf("input schema is not a JSON object: %s", raw)
 	}
+	params := shared.FunctionParameters(maps.Clone(schema))
 	if typ, ok := params["type"]; !ok {
 		params["type"] = "object"
 	} else if typ != "object" {
 		return Tool{}, fmt.Errorf("input schema is of type %v, not object", typ)
 	}
 	if h.portable {
+		var err error
 		if params, err = portableSchema(params); err != nil {
 			return Tool{}, err
 		}
 	}
 	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true, mcpServer: c.spec.name}
 	// robby checks arguments when it can read the schema; otherwise the
-	// server does.
-	var s jsonschema.Schema
-	if json.Unmarshal(raw, &s) == nil {
-		if resolved, err := s.Resolve(nil); err == nil {
-			t.schema = resolved
-		}
-	}
+	// server does. The schema is resolved when the tool is first called:
+	// a server may list thousands of tools, of which a run calls a few.
+	t.schema = sync.OnceValue(func() *jsonschema.Resolved { return resolveSchema(schema) })
 	server, tool := c, mt.Name
 	t.bind = func(args json.RawMessage) (invocation, error) {
 		return func(ctx context.Context) (any, error) { return server.call(ctx, tool, args) }, nil
@@ -158,6 +157,24 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 		t.bind = bind
 	}
 	return t, nil
+}
+
+// resolveSchema resolves the JSON Schema a server gave, or returns nil if
+// robby cannot read it.
+func resolveSchema(schema map[string]any) *jsonschema.Resolved {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	var s jsonschema.Schema
+	if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil
+	}
+	return resolved
 }
 
 // call calls a tool and renders its result as text for the model.

@@ -24,7 +24,7 @@ type Tool struct {
 	name        string
 	description string
 	params      shared.FunctionParameters                      // the JSON Schema sent to the model
-	schema      *jsonschema.Resolved                           // validates arguments before the call
+	schema      func() *jsonschema.Resolved                    // validates arguments before the call; nil: not robby
 	bind        func(args json.RawMessage) (invocation, error) // decodes the arguments of a call
 	// honorsContext marks a call known to return when its context ends
 	// (an MCP call), which then needs no goroutine to be abandoned.
@@ -55,7 +55,7 @@ func (t Tool) Parameters() map[string]any { return t.params }
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
 	t := Tool{name: name, description: description}
 	s := schemaOf(reflect.TypeFor[In]())
-	t.params, t.schema, t.err = s.params, s.resolved, s.err
+	t.params, t.schema, t.err = s.params, s.validator, s.err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
@@ -176,7 +176,7 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 		return t
 	}
 	c := compileSchema(&schema)
-	t.params, t.schema, t.err = c.params, c.resolved, c.err
+	t.params, t.schema, t.err = c.params, c.validator, c.err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
@@ -201,6 +201,9 @@ func compileSchema(s *jsonschema.Schema) *compiledSchema {
 	}
 	return &compiledSchema{params: params, resolved: resolved}
 }
+
+// validator returns the resolved schema, as [Tool] keeps it.
+func (c *compiledSchema) validator() *jsonschema.Resolved { return c.resolved }
 
 // validName reports whether the chat-completions API accepts name as a
 // function name: ^[a-zA-Z0-9_-]{1,64}$.

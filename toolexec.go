@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/trunc"
 )
@@ -260,10 +261,14 @@ func (t *Tool) validate(args json.RawMessage) error {
 	if err := json.Unmarshal(args, &v); err != nil {
 		return fmt.Errorf("%w: not valid JSON: %v", ErrInvalidArguments, err)
 	}
-	if t.schema == nil {
+	var schema *jsonschema.Resolved
+	if t.schema != nil {
+		schema = t.schema()
+	}
+	if schema == nil {
 		return nil // an MCP tool whose schema robby cannot check: its server does
 	}
-	if err := t.schema.Validate(v); err != nil {
+	if err := schema.Validate(v); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 	}
 	return nil
