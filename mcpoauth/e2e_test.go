@@ -48,7 +48,8 @@ func newProtected(t *testing.T) *protected {
 	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "Who the token is for"},
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			info := req.Extra.TokenInfo
-			return textResult(fmt.Sprintf("%s with %s", info.UserID, strings.Join(info.Scopes, " "))), nil, nil
+			// Sorted: the go-sdk's union of scopes has no order.
+			return textResult(fmt.Sprintf("%s with %s", info.UserID, strings.Join(slices.Sorted(slices.Values(info.Scopes)), " "))), nil, nil
 		})
 	mcp.AddTool(server, &mcp.Tool{Name: "save", Description: "Needs the write scope"},
 		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
@@ -176,7 +177,7 @@ func TestAuthorizationCode(t *testing.T) {
 	a := connect(t, p, h, robby.WithLogger(logger))
 	out, err := call(t, a, "whoami")
 	require.NoError(t, err)
-	assert.Contains(t, out, "with read offline_access")
+	assert.Equal(t, "alice with offline_access read", out)
 	assert.Equal(t, 1, p.as.count("register"))
 	assert.Equal(t, 1, p.as.count("authorize"))
 	assert.Equal(t, 1, p.as.count("authorization_code"))

@@ -157,7 +157,7 @@ func TestPreregisteredClient(t *testing.T) {
 	require.NoError(t, err)
 	out, err := call(t, connect(t, p, h), "whoami")
 	require.NoError(t, err)
-	assert.Equal(t, "alice with read write offline_access", out, "the configured scopes, not the metadata's, and a refresh token")
+	assert.Equal(t, "alice with offline_access read write", out, "the configured scopes, not the metadata's, and a refresh token")
 	assert.Zero(t, p.as.count("register"))
 }
 
