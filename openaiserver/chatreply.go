@@ -99,11 +99,7 @@ func (cr *chatReply) start() {
 		return
 	}
 	cr.started = true
-	h := cr.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // no proxy buffering
-	cr.w.WriteHeader(http.StatusOK)
+	startSSE(cr.w)
 	empty := ""
 	cr.chunk(&wireMessage{Role: "assistant", Content: &empty}, nil)
 }
@@ -146,23 +142,12 @@ func (cr *chatReply) finish(res *robby.Result, err error) {
 }
 
 // fail reports err: with its status while nothing was written, or as an
-// error event in the stream, as OpenAI does. The model endpoint's own error
-// is passed on; any other failure (the endpoint unreachable, a reply robby
-// could not read) is reported by request id only, since its text names
-// addresses the client has no business knowing.
+// error event in the stream, as OpenAI does.
 func (cr *chatReply) fail(err error, requestID string) {
-	status, typ := http.StatusBadGateway, "upstream_error"
-	msg := fmt.Sprintf("The agent could not get an answer from its model (request id %s); the server's log has the details.", requestID)
-	var apiErr *robby.APIError
-	if errors.As(err, &apiErr) {
-		msg = "upstream: " + apiErr.Message
-		if apiErr.StatusCode >= 400 {
-			status = apiErr.StatusCode
-		}
-	}
+	status, msg := upstreamError(err, requestID)
 	if !cr.started {
-		writeAPIError(cr.w, status, typ, "", msg)
+		writeAPIError(cr.w, status, "upstream_error", "", msg)
 		return
 	}
-	cr.event(map[string]any{"error": apiErrorBody{Message: msg, Type: typ}})
+	cr.event(map[string]any{"error": apiErrorBody{Message: msg, Type: "upstream_error"}})
 }

@@ -5,9 +5,21 @@
 //
 //	agent, err := robby.New(robby.WithModel("ai/qwen2.5"), robby.WithTools(...))
 //	...
-//	h := openaiserver.New(map[string]*robby.Agent{"robby": agent},
-//		openaiserver.Options{Token: os.Getenv("ROBBY_TOKEN")})
+//	store, err := sqlitestore.Open(ctx, "responses.db") // to keep responses
+//	...
+//	h := openaiserver.New(map[string]*robby.Agent{"robby": agent}, openaiserver.Options{
+//		Tokens: map[string]string{os.Getenv("ALICE_TOKEN"): "alice", os.Getenv("BOB_TOKEN"): "bob"},
+//		Store:  store,
+//	})
 //	err = http.ListenAndServe("127.0.0.1:8080", h)
+//
+// It speaks two of OpenAI's APIs. Chat completions (POST
+// /v1/chat/completions) are stateless: the client sends the whole
+// conversation each time. Responses (POST /v1/responses) can be kept: with
+// a [robby.Store], each response is stored as a conversation of the user
+// its bearer token names, and the next request sends only its new input
+// and previous_response_id; GET and DELETE /v1/responses/{id} read and
+// delete it. A user never sees another's responses.
 //
 // The endpoint is built on robby's exported API only: each request's
 // conversation is a fresh [robby.Agent.Clone] given the client's messages,
@@ -16,6 +28,27 @@
 // calls end the run and go back to the client in [robby.Result.Pending]).
 //
 // Each route's wire types live in a file of their own (wire_chat.go,
-// wire_models.go): the endpoint reads and writes OpenAI's JSON itself, and
-// shares no wire type with robby's client.
+// wire_responses.go, wire_models.go): the endpoint reads and writes
+// OpenAI's JSON itself, and shares no wire type with robby's client.
+//
+// # Responses
+//
+// The subset of the Responses API that carries server-side state: input
+// as a string or as items (messages with text and image parts,
+// function_call and function_call_output items), instructions (a system
+// message for that response only, as OpenAI's), function tools of the
+// client's (their calls end the response as function_call items; the
+// next request gives their outputs), temperature, top_p,
+// max_output_tokens, parallel_tool_calls, store (default true) and
+// previous_response_id; streamed (the events response.created,
+// response.in_progress, response.output_item.added,
+// response.content_part.added, response.output_text.delta and .done,
+// response.content_part.done, response.function_call_arguments.delta and
+// .done, response.output_item.done, then response.completed, or
+// response.incomplete when the agent ran out of turns) or not. Built-in
+// tools (web search, files, ...), background, conversation, prompt,
+// reasoning, max_tool_calls, top_logprobs, a tool_choice other than "auto"
+// and a text format other than plain text are refused with 400; other
+// parameters (metadata, user, include, ...) are accepted and change
+// nothing.
 package openaiserver

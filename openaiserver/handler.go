@@ -2,6 +2,7 @@ package openaiserver
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -26,13 +27,25 @@ const DefaultMaxMessages = 10_000
 // authentication that shows no tool steps and answers no browser of
 // another origin.
 type Options struct {
-	// Token, if set, is the bearer token every request must carry.
-	Token string
+	// Tokens are the bearer tokens a request may carry ("Authorization:
+	// Bearer <token>", the scheme in any case), each mapped to the user it
+	// authenticates: the one whose stored responses it may read and
+	// continue (several tokens may map to one user). With none, no token
+	// is asked for and every request is of the user "". A request without
+	// a listed token is answered 401.
+	Tokens map[string]string
+	// Store keeps the responses of POST /v1/responses, each a
+	// conversation of the user who made it, so that a client can continue
+	// one (previous_response_id), read it or delete it. Without a store,
+	// responses are not kept: previous_response_id is refused, and GET
+	// and DELETE find nothing.
+	Store robby.Store
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.
 	MaxRequestBytes int64
-	// MaxMessages bounds the messages of a request (default
-	// [DefaultMaxMessages]); a request with more is answered 400.
+	// MaxMessages bounds the messages of a chat completion and the input
+	// items of a response (default [DefaultMaxMessages]); a request with
+	// more is answered 400.
 	MaxMessages int
 	// CORSOrigins are the web origins (such as "https://chat.example.com",
 	// or "*" for any) whose pages may call the endpoint from a browser. A
@@ -40,8 +53,9 @@ type Options struct {
 	// without it, any web page its user visits could drive the agent.
 	CORSOrigins []string
 	// ShowToolSteps streams the agent's tool calls and results to the
-	// client as reasoning, which chat front ends show apart from the
-	// answer. Otherwise the client sees only the answer.
+	// client of a chat completion as reasoning, which chat front ends show
+	// apart from the answer. Otherwise, and always in a response, the
+	// client sees only the answer.
 	ShowToolSteps bool
 	// Logger receives one line per failed request, with the request id
 	// its client was given. The default discards.
@@ -53,10 +67,13 @@ type Options struct {
 // the server. Build one with [New] and mount it on an [http.Server] or a
 // mux; it serves
 //
-//	POST /v1/chat/completions
-//	GET  /v1/models
+//	POST   /v1/chat/completions
+//	GET    /v1/models
+//	POST   /v1/responses
+//	GET    /v1/responses/{id}
+//	DELETE /v1/responses/{id}
 //
-// Each request is a conversation of its own: the client sends the messages,
+// A chat completion is a conversation of its own: the client sends the messages,
 // and the agent named by the request's model runs its whole loop over them
 // with its tools, in a fresh [robby.Agent.Clone] that shares nothing else
 // with other requests. The request's parameters (temperature, max_tokens,
@@ -64,6 +81,18 @@ type Options struct {
 // tools the client sends are offered to the model next to the agent's
 // ([robby.WithCallerTools]); when the model calls one of them, the call is
 // handed back to the client (finish_reason "tool_calls"), as OpenAI would.
+//
+// A response (the Responses API) is the same run, its input given as
+// items; with a [robby.Store] in [Options.Store], the endpoint keeps it
+// (unless the client says "store": false), as a conversation of the user
+// the request's token authenticates, so that the next request sends only
+// its new input and names the response it continues
+// (previous_response_id). A user never reads, continues or deletes
+// another's responses: they are answered 404, as responses that do not
+// exist. Each stored response holds its whole conversation: continuing
+// one copies it (in the store, [robby.Store.Fork]), so that responses stay
+// apart, as OpenAI's do: each can be continued again, or deleted alone.
+//
 // A client that goes away cancels its run and its tools.
 //
 // A request must say that its body is JSON (Content-Type:
@@ -92,11 +121,15 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 		h.opts.MaxMessages = DefaultMaxMessages
 	}
 	h.opts.CORSOrigins = slices.Clone(h.opts.CORSOrigins)
+	h.opts.Tokens = maps.Clone(h.opts.Tokens)
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	h.mux.HandleFunc("POST /v1/chat/completions", h.chatCompletions)
 	h.mux.HandleFunc("GET /v1/models", h.models)
+	h.mux.HandleFunc("POST /v1/responses", h.createResponse)
+	h.mux.HandleFunc("GET /v1/responses/{id}", h.getResponse)
+	h.mux.HandleFunc("DELETE /v1/responses/{id}", h.deleteResponse)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
 			fmt.Sprintf("Unknown request URL: %s %s", r.Method, r.URL.Path))
@@ -117,20 +150,43 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if h.opts.Token != "" && !bearer(r.Header.Get("Authorization"), h.opts.Token) {
+	user, ok := h.user(r.Header.Get("Authorization"))
+	if !ok {
 		writeAPIError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
 			"Missing or incorrect bearer token.")
 		return
 	}
-	h.mux.ServeHTTP(w, r)
+	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
 }
 
-// bearer reports whether an Authorization header carries token. The
-// scheme's name is case-insensitive (RFC 9110, section 11.1).
-func bearer(header, token string) bool {
+// userKey is the context key of the user a request authenticated as.
+type userKey struct{}
+
+// userOf returns the user a request authenticated as.
+func userOf(r *http.Request) string {
+	user, _ := r.Context().Value(userKey{}).(string)
+	return user
+}
+
+// user returns the user whose token an Authorization header carries. The
+// scheme's name is case-insensitive (RFC 9110, section 11.1). Every token
+// is compared, in constant time, whichever matches.
+func (h *Handler) user(header string) (string, bool) {
+	if len(h.opts.Tokens) == 0 {
+		return "", true
+	}
 	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") &&
-		subtle.ConstantTimeCompare([]byte(strings.TrimLeft(got, " ")), []byte(token)) == 1
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	got = strings.TrimLeft(got, " ")
+	user, found := "", false
+	for token, u := range h.opts.Tokens {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
+			user, found = u, true
+		}
+	}
+	return user, found
 }
 
 // allowOrigin gives a browser of a listed origin CORS permission, or
@@ -145,7 +201,7 @@ func (h *Handler) allowOrigin(w http.ResponseWriter, r *http.Request, origin str
 	}
 	hd.Set("Access-Control-Allow-Origin", origin)
 	if r.Method == http.MethodOptions {
-		hd.Set("Access-Control-Allow-Methods", "GET, POST")
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
 		if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {
 			hd.Set("Access-Control-Allow-Headers", asked)
 		}
@@ -215,4 +271,13 @@ func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		return nil, false
 	}
 	return body, true
+}
+
+// startSSE writes the headers of an event stream.
+func startSSE(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // no proxy buffering
+	w.WriteHeader(http.StatusOK)
 }

@@ -197,7 +197,7 @@ func TestServerClientParametersWin(t *testing.T) {
 
 func TestServerErrors(t *testing.T) {
 	upstream := newServer(t)
-	_, hs := serve(t, upstream, openaiserver.Options{Token: "s3cret", MaxRequestBytes: 1024})
+	_, hs := serve(t, upstream, openaiserver.Options{Tokens: map[string]string{"s3cret": ""}, MaxRequestBytes: 1024})
 	post := func(auth, body string) (int, map[string]any) {
 		req, _ := http.NewRequest("POST", hs.URL+"/v1/chat/completions", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -405,7 +405,7 @@ func TestServerRefusesBodiesThatAreNotJSON(t *testing.T) {
 // preflight answered, without a token.
 func TestServerCORS(t *testing.T) {
 	upstream := newServer(t)
-	_, hs := serve(t, upstream, openaiserver.Options{Token: "tok", CORSOrigins: []string{"https://chat.example.com"}})
+	_, hs := serve(t, upstream, openaiserver.Options{Tokens: map[string]string{"tok": ""}, CORSOrigins: []string{"https://chat.example.com"}})
 	do := func(method, origin string, header http.Header) *http.Response {
 		t.Helper()
 		var body io.Reader
@@ -453,7 +453,7 @@ func TestServerCORS(t *testing.T) {
 // TestServerBearerSchemeIsCaseInsensitive: RFC 9110, section 11.1.
 func TestServerBearerSchemeIsCaseInsensitive(t *testing.T) {
 	upstream := newServer(t)
-	_, hs := serve(t, upstream, openaiserver.Options{Token: "s3cret"})
+	_, hs := serve(t, upstream, openaiserver.Options{Tokens: map[string]string{"s3cret": ""}})
 	for auth, want := range map[string]int{
 		"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER s3cret": 200, "bEaReR  s3cret": 200,
 		"Basic s3cret": 401, "bearer": 401, "bearers3cret": 401, "bearer S3CRET": 401, "s3cret": 401,

@@ -81,10 +81,15 @@ func (b splitBody) build(size int, broken bool) []byte {
 	return buf.Bytes()
 }
 
-// post serves one request in this goroutine and returns its status, its
-// body and the bytes allocated meanwhile.
+// post serves one chat completion in this goroutine and returns its
+// status, its body and the bytes allocated meanwhile.
 func post(h http.Handler, body []byte) (int, string, uint64) {
-	req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+	return postTo(h, "/v1/chat/completions", body)
+}
+
+// postTo is post to another route.
+func postTo(h http.Handler, path string, body []byte) (int, string, uint64) {
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	var before, after runtime.MemStats
@@ -110,6 +115,40 @@ func TestServerMemoryBoundedByBody(t *testing.T) {
 					want = http.StatusBadRequest
 				}
 				require.Equal(t, want, status, answer)
+				perByte := float64(alloc) / float64(len(body))
+				t.Logf("%d bytes, %.1f bytes allocated a byte", len(body), perByte)
+				assert.LessOrEqual(t, perByte, float64(maxBytesPerBodyByte))
+			})
+		}
+	}
+}
+
+// splitResponses are Responses requests of many tiny input items or parts.
+var splitResponses = []splitBody{
+	{name: "tiny input messages", head: `{"model":"m","store":false,"input":[`, value: `{"role":"user","content":"a"},`,
+		last: `{"role":"user","content":"a"}`, tail: `]}`, broken: `{"role":"wizard","content":"a"}`},
+	{name: "tiny input parts", head: `{"model":"m","store":false,"input":[{"role":"user","content":[`,
+		value: `{"type":"input_text","text":"a"},`, last: `{"type":"input_text","text":"a"}`, tail: `]}]}`,
+		broken: `{"type":"input_file","text":"a"}`},
+	{name: "tiny function calls", head: `{"model":"m","store":false,"input":[`,
+		value: `{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"a"},`,
+		last:  `{"role":"user","content":"a"}`, tail: `]}`, broken: `{"type":"function_call_output","output":"a"}`},
+}
+
+// TestResponsesMemoryBoundedByBody is TestServerMemoryBoundedByBody for
+// POST /v1/responses.
+func TestResponsesMemoryBoundedByBody(t *testing.T) {
+	h := memoryEndpoint(t, openaiserver.Options{MaxMessages: 1 << 20})
+	for _, b := range splitResponses {
+		for _, broken := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/broken=%v", b.name, broken), func(t *testing.T) {
+				body := b.build(1<<20, broken)
+				status, answer, alloc := postTo(h, "/v1/responses", body)
+				want := http.StatusOK
+				if broken {
+					want = http.StatusBadRequest
+				}
+				require.Equal(t, want, status, "%.300s", answer)
 				perByte := float64(alloc) / float64(len(body))
 				t.Logf("%d bytes, %.1f bytes allocated a byte", len(body), perByte)
 				assert.LessOrEqual(t, perByte, float64(maxBytesPerBodyByte))

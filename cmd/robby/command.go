@@ -77,12 +77,12 @@ func (c *command) usage(w io.Writer) {
 }
 
 // tokenEnv is the variable of the commands that serve over HTTP.
-var tokenEnv = []string{"ROBBY_TOKEN\tthe bearer token, when -token is not given; unlike a flag, not visible in ps"}
+var tokenEnv = []string{"ROBBY_TOKEN\tthe bearer token (robby serve: TOKEN or USER:TOKEN), when no -token (or -token-file) is given; unlike a flag, not visible in ps"}
 
 // needToken refuses to serve on addr, other than loopback, without a token,
 // unless the operator said -insecure-no-token.
-func needToken(addr, token string, insecure bool) error {
-	if token != "" || insecure || isLoopback(addr) {
+func needToken(addr string, hasToken, insecure bool) error {
+	if hasToken || insecure || isLoopback(addr) {
 		return nil
 	}
 	return fmt.Errorf("refusing to serve on %s without a token: anyone who can reach it could run the agent and its tools.\n"+
@@ -90,8 +90,8 @@ func needToken(addr, token string, insecure bool) error {
 }
 
 // warnOpen says, once serving, that addr is open to anyone.
-func warnOpen(stderr io.Writer, addr, token string) {
-	if token == "" && !isLoopback(addr) {
+func warnOpen(stderr io.Writer, addr string, hasToken bool) {
+	if !hasToken && !isLoopback(addr) {
 		fmt.Fprintln(stderr, "robby: warning: no token (-insecure-no-token): anyone who reaches this address runs the agent and its tools")
 	}
 }

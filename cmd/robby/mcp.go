@@ -37,7 +37,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	if *useHTTP {
-		if err := needToken(*addr, *token, *insecure); err != nil {
+		if err := needToken(*addr, *token != "", *insecure); err != nil {
 			return err
 		}
 	}
@@ -71,7 +71,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) as MCP tool %s on http://%s/mcp → %s\n",
 		f.model, len(agent.Tools()), mcpserver.ToolName, ln.Addr(), f.baseURL)
-	warnOpen(stderr, *addr, *token)
+	warnOpen(stderr, *addr, *token != "")
 	return serveHTTP(ctx, ln, mux, stderr)
 }
 

@@ -118,6 +118,32 @@ func runInProcess(t *testing.T, addr *regexp.Regexp, args ...string) (string, *s
 	return base, stderr
 }
 
+// run runs a client script of testdata with env and args, fails the test
+// if it fails, and returns its stdout and the steps it reported.
+func (s nodeSDK) run(t *testing.T, serveLog *syncBuffer, env []string, script string, args ...string) (*bytes.Buffer, map[string]json.RawMessage) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, s.node, append([]string{filepath.Join("testdata", script)}, args...)...)
+	cmd.Env = append(os.Environ(), "OPENAI_NODE_SDK="+s.sdk, "OPENAI_BASE_URL=", "OPENAI_ORG_ID=", "OPENAI_PROJECT_ID=", "NODE_OPTIONS=")
+	cmd.Env = append(cmd.Env, env...)
+	cmd.WaitDelay = 5 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Logf("%s stderr:\n%s", script, stderr.String())
+	if err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("running %s: %v", s.node, err)
+		}
+		t.Fatalf("%s failed: %v\nstdout: %s\nstderr: %s\nserve: %s", script, err, stdout.String(), stderr.String(), serveLog.String())
+	}
+	steps := nodeSteps(t, stderr.String())
+	require.Contains(t, steps, "ok", "the client did not finish")
+	return &stdout, steps
+}
+
 // nodeSteps reads the "@@step JSON" lines of the client's stderr.
 func nodeSteps(t *testing.T, stderr string) map[string]json.RawMessage {
 	t.Helper()
@@ -175,25 +201,7 @@ func TestNodeOpenAISDKAgainstServe(t *testing.T) {
 	)
 	base, serveLog := serveInProcess(t, "-base-url", srv.URL, "-model", model, "-token", token)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bench.node, filepath.Join("testdata", "node_client.mjs"), base, model, question)
-	cmd.Env = append(os.Environ(), "OPENAI_API_KEY="+token, "OPENAI_NODE_SDK="+bench.sdk,
-		"OPENAI_BASE_URL=", "OPENAI_ORG_ID=", "OPENAI_PROJECT_ID=", "NODE_OPTIONS=")
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	t.Logf("node client stderr:\n%s", stderr.String())
-	if err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			t.Fatalf("running %s: %v", bench.node, err)
-		}
-		t.Fatalf("node client failed: %v\nstdout: %s\nstderr: %s\nserve: %s", err, stdout.String(), stderr.String(), serveLog.String())
-	}
-	steps := nodeSteps(t, stderr.String())
-	require.Contains(t, steps, "ok", "the client did not finish")
+	stdout, steps := bench.run(t, serveLog, []string{"OPENAI_API_KEY=" + token}, "node_client.mjs", base, model, question)
 
 	sdk := nodeStep[struct{ Version, Node string }](t, steps, "sdk")
 	assert.Equal(t, bench.version, sdk.Version, "the installed SDK is not the pinned one: rerun .ci/install-mcp.sh")

@@ -19,15 +19,23 @@ const defaultAddr = "127.0.0.1:8080"
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := newCommand("serve", "robby serve [flags]",
-		"Serves the agent as an OpenAI-compatible endpoint (POST /v1/chat/completions, GET /v1/models),\n"+
-			"under the name given by -model, until interrupted. It listens on "+defaultAddr+"; on any other\n"+
-			"address it needs a bearer token (-token or ROBBY_TOKEN), or -insecure-no-token.",
+		"Serves the agent as an OpenAI-compatible endpoint (POST /v1/chat/completions, GET /v1/models,\n"+
+			"POST /v1/responses, GET and DELETE /v1/responses/{id}), under the name given by -model, until\n"+
+			"interrupted. It listens on "+defaultAddr+"; on any other address it needs a bearer token (-token,\n"+
+			"-token-file or ROBBY_TOKEN), or -insecure-no-token. Each token is one user's (USER:TOKEN; a bare\n"+
+			"TOKEN is the default user's): with -store, the responses a user makes are kept, and only that user\n"+
+			"reads or continues them (previous_response_id).",
 		tokenEnv, agentEnv)
 	fs := cmd.fs
 	var f agentFlags
 	f.register(fs)
 	addr := fs.String("addr", defaultAddr, "address to listen on")
-	token := fs.String("token", os.Getenv("ROBBY_TOKEN"), "bearer token clients must send (env ROBBY_TOKEN)")
+	tokens := serveTokens{}
+	fs.Func("token", "bearer token a client may send, as `USER:TOKEN` (a bare TOKEN is the default user's); repeat for more users (env ROBBY_TOKEN, when no token is given)", func(v string) error {
+		return tokens.add(v, "-token")
+	})
+	tokenFile := fs.String("token-file", "", "file of tokens, one USER:TOKEN (or TOKEN) a line; # starts a comment line")
+	storePath := fs.String("store", "", "SQLite file that keeps the responses of POST /v1/responses (default: none kept)")
 	insecure := fs.Bool("insecure-no-token", false, "serve without a token on an address other than loopback: anyone who reaches it runs the agent and its tools")
 	var origins []string
 	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", func(v string) error {
@@ -43,7 +51,17 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	if err := needToken(*addr, *token, *insecure); err != nil {
+	if *tokenFile != "" {
+		if err := tokens.readFile(*tokenFile); err != nil {
+			return err
+		}
+	}
+	if env := os.Getenv("ROBBY_TOKEN"); len(tokens) == 0 && env != "" {
+		if err := tokens.add(env, "ROBBY_TOKEN"); err != nil {
+			return err
+		}
+	}
+	if err := needToken(*addr, len(tokens) > 0, *insecure); err != nil {
 		return err
 	}
 	if *maxMessages < 1 {
@@ -56,14 +74,25 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer f.close()
 	defer agent.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	handler := openaiserver.New(map[string]*robby.Agent{f.model: agent}, openaiserver.Options{Token: *token,
-		MaxMessages: *maxMessages, CORSOrigins: origins, ShowToolSteps: *steps, Logger: log})
+	opts := openaiserver.Options{Tokens: tokens, MaxMessages: *maxMessages, CORSOrigins: origins, ShowToolSteps: *steps, Logger: log}
+	if *storePath != "" {
+		store, err := openStore(ctx, *storePath)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		opts.Store = store
+	}
+	handler := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) on http://%s/v1 → %s\n", f.model, len(agent.Tools()), ln.Addr(), f.baseURL)
-	warnOpen(stderr, *addr, *token)
+	if opts.Store != nil {
+		fmt.Fprintf(stderr, "robby: keeping responses in %s\n", *storePath)
+	}
+	warnOpen(stderr, *addr, len(tokens) > 0)
 	return serveHTTP(ctx, ln, handler, stderr)
 }

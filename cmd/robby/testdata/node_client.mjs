@@ -12,10 +12,8 @@
 // arrives, and nothing else.
 // stderr: one line per step, "@@<step> <JSON>", ending with "@@ok {}".
 // Any error, or an answer of the wrong shape, exits 1.
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { check, loadSDK, report } from './node_sdk.mjs';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 
 const [baseURL, model, question] = process.argv.slice(2);
 if (!baseURL || !model || !question) {
@@ -23,32 +21,6 @@ if (!baseURL || !model || !question) {
   process.exit(2);
 }
 const apiKey = process.env.OPENAI_API_KEY ?? '';
-
-function report(step, value) {
-  process.stderr.write(`@@${step} ${JSON.stringify(value)}\n`);
-}
-
-function check(ok, what) {
-  if (!ok) throw new Error(`unexpected answer: ${what}`);
-}
-
-// entry picks the ESM file of an exports condition object.
-function entry(x) {
-  if (typeof x === 'string') return x;
-  if (x && typeof x === 'object') return entry(x.import) ?? entry(x.node) ?? entry(x.default);
-  return undefined;
-}
-
-async function loadSDK() {
-  const dir = process.env.OPENAI_NODE_SDK;
-  if (!dir) {
-    return { sdk: await import('openai'), version: '' };
-  }
-  const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
-  const main = entry(pkg.exports?.['.'] ?? pkg.exports) ?? pkg.module ?? pkg.main ?? 'index.js';
-  const sdk = await import(pathToFileURL(path.resolve(dir, main)).href);
-  return { sdk, version: pkg.version };
-}
 
 async function main() {
   const { sdk, version } = await loadSDK();

@@ -1,0 +1,233 @@
+package openaiserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"strings"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/chattext"
+)
+
+// responsesReply writes the answer to one Responses request, as a response
+// object or as the events of a streamed response: response.created, then
+// for each message output_item.added, content_part.added,
+// output_text.delta..., output_text.done, content_part.done,
+// output_item.done; for each call of the client's functions
+// output_item.added, function_call_arguments.delta and .done,
+// output_item.done; last response.completed (or response.incomplete).
+type responsesReply struct {
+	w       http.ResponseWriter
+	resp    wireResponse
+	seq     int64
+	started bool             // the stream's headers were written
+	text    *strings.Builder // the open message's text, nil when none is open
+	items   int              // the output items streamed
+}
+
+// complete writes a plain reply.
+func (rr *responsesReply) complete(res *robby.Result, err error) {
+	rr.done(res, err)
+	writeJSON(rr.w, http.StatusOK, rr.resp)
+}
+
+// done sets the response's output, usage and status, as the run ended.
+func (rr *responsesReply) done(res *robby.Result, err error) {
+	raws := make([]json.RawMessage, 0, len(res.Messages))
+	for _, m := range res.Messages {
+		if raw, err := m.MarshalJSON(); err == nil {
+			raws = append(raws, raw)
+		}
+	}
+	rr.resp.Output = outputItems(rr.resp.ID, raws)
+	u := &wireResponsesUsage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens,
+		TotalTokens: res.Usage.TotalTokens}
+	rr.resp.Usage = u
+	rr.resp.Status = "completed"
+	if errors.Is(err, robby.ErrMaxTurns) {
+		rr.resp.Status, rr.resp.IncompleteDetails = "incomplete", &wireIncomplete{Reason: "max_turns"}
+	}
+}
+
+// storedMessage is what outputItems reads of a chat message.
+type storedMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []chatToolCall  `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+// outputItems returns the output of a response whose run made msgs: the
+// text of each assistant message, then the calls of the last one that have
+// no result, the calls of the client's functions. The agent's own tool
+// calls and results stay out, as they do of a chat completion.
+func outputItems(id string, msgs []json.RawMessage) []wireOutputItem {
+	items := []wireOutputItem{}
+	var last []chatToolCall
+	results := map[string]bool{}
+	for _, raw := range msgs {
+		var m storedMessage
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		switch m.Role {
+		case "assistant":
+			if t := chattext.Content(m.Content); t != "" {
+				items = append(items, messageItem(id, len(items), t, "completed"))
+			}
+			last = m.ToolCalls
+		case "tool":
+			results[m.ToolCallID] = true
+		}
+	}
+	for _, c := range last {
+		if !results[c.ID] {
+			items = append(items, callItem(id, len(items), c, "completed"))
+		}
+	}
+	return items
+}
+
+// itemID names output item i of response id.
+func itemID(kind, id string, i int) string {
+	return fmt.Sprintf("%s_%s_%d", kind, strings.TrimPrefix(id, responsePrefix), i)
+}
+
+func messageItem(id string, i int, text, status string) wireOutputItem {
+	item := wireOutputItem{ID: itemID("msg", id, i), Type: "message", Status: status, Role: "assistant",
+		Content: []wireOutputText{}}
+	if status == "completed" {
+		item.Content = append(item.Content, outputText(text))
+	}
+	return item
+}
+
+func outputText(text string) wireOutputText {
+	return wireOutputText{Type: "output_text", Text: text, Annotations: []any{}}
+}
+
+func callItem(id string, i int, c chatToolCall, status string) wireOutputItem {
+	args := c.Function.Arguments
+	if status != "completed" {
+		args = ""
+	}
+	return wireOutputItem{ID: itemID("fc", id, i), Type: "function_call", Status: status, CallID: c.ID,
+		Name: c.Function.Name, Arguments: &args}
+}
+
+// stream writes the events of a run. The headers are held back until the
+// first event, so that a run failing at once still gets an HTTP error
+// status.
+func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
+	for ev, err := range events {
+		switch ev.Kind {
+		case robby.EventText:
+			rr.delta(ev.Delta)
+		case robby.EventToolCall, robby.EventTurnEnd:
+			rr.closeText()
+		case robby.EventDone:
+			if err != nil && !errors.Is(err, robby.ErrMaxTurns) {
+				return err
+			}
+			rr.finish(ev.Result, err)
+			return nil
+		}
+	}
+	return errors.New("robby: stream ended without a result")
+}
+
+func (rr *responsesReply) start() {
+	if rr.started {
+		return
+	}
+	rr.started = true
+	startSSE(rr.w)
+	rr.event(wireEvent{Type: "response.created", Response: &rr.resp})
+	rr.event(wireEvent{Type: "response.in_progress", Response: &rr.resp})
+}
+
+// delta streams text, in the open message or a new one.
+func (rr *responsesReply) delta(d string) {
+	rr.start()
+	i := rr.items
+	id := itemID("msg", rr.resp.ID, i)
+	if rr.text == nil {
+		rr.text = new(strings.Builder)
+		item := messageItem(rr.resp.ID, i, "", "in_progress")
+		rr.event(wireEvent{Type: "response.output_item.added", OutputIndex: &i, Item: &item})
+		part := outputText("")
+		rr.event(wireEvent{Type: "response.content_part.added", OutputIndex: &i, ItemID: id, ContentIndex: new(int), Part: &part})
+	}
+	rr.text.WriteString(d)
+	rr.event(wireEvent{Type: "response.output_text.delta", OutputIndex: &i, ItemID: id, ContentIndex: new(int), Delta: &d,
+		Logprobs: []any{}})
+}
+
+// closeText ends the open message, if any.
+func (rr *responsesReply) closeText() {
+	if rr.text == nil {
+		return
+	}
+	i, text := rr.items, rr.text.String()
+	id := itemID("msg", rr.resp.ID, i)
+	rr.event(wireEvent{Type: "response.output_text.done", OutputIndex: &i, ItemID: id, ContentIndex: new(int), Text: &text,
+		Logprobs: []any{}})
+	part := outputText(text)
+	rr.event(wireEvent{Type: "response.content_part.done", OutputIndex: &i, ItemID: id, ContentIndex: new(int), Part: &part})
+	item := messageItem(rr.resp.ID, i, text, "completed")
+	rr.event(wireEvent{Type: "response.output_item.done", OutputIndex: &i, Item: &item})
+	rr.text, rr.items = nil, rr.items+1
+}
+
+// finish streams the calls of the client's functions, then the response
+// as it ended.
+func (rr *responsesReply) finish(res *robby.Result, err error) {
+	rr.start()
+	rr.closeText()
+	rr.done(res, err)
+	for i := rr.items; i < len(rr.resp.Output); i++ {
+		item := rr.resp.Output[i]
+		if item.Type != "function_call" {
+			continue // a message the stream did not show: its text came in no event
+		}
+		added := item
+		empty := ""
+		added.Status, added.Arguments = "in_progress", &empty
+		rr.event(wireEvent{Type: "response.output_item.added", OutputIndex: &i, Item: &added})
+		rr.event(wireEvent{Type: "response.function_call_arguments.delta", OutputIndex: &i, ItemID: item.ID, Delta: item.Arguments})
+		rr.event(wireEvent{Type: "response.function_call_arguments.done", OutputIndex: &i, ItemID: item.ID, Arguments: item.Arguments})
+		rr.event(wireEvent{Type: "response.output_item.done", OutputIndex: &i, Item: &item})
+	}
+	kind := "response.completed"
+	if rr.resp.Status == "incomplete" {
+		kind = "response.incomplete"
+	}
+	rr.event(wireEvent{Type: kind, Response: &rr.resp})
+}
+
+func (rr *responsesReply) event(e wireEvent) {
+	e.SequenceNumber = rr.seq
+	rr.seq++
+	b, _ := json.Marshal(e)
+	fmt.Fprintf(rr.w, "event: %s\ndata: %s\n\n", e.Type, b)
+	if f, ok := rr.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// fail reports err: with its status while nothing was written, or as an
+// error event and response.failed, as OpenAI does.
+func (rr *responsesReply) fail(err error, requestID string) {
+	status, msg := upstreamError(err, requestID)
+	if !rr.started {
+		writeAPIError(rr.w, status, "upstream_error", "", msg)
+		return
+	}
+	rr.closeText()
+	rr.event(wireEvent{Type: "error", Code: "upstream_error", Message: msg})
+	rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
+	rr.event(wireEvent{Type: "response.failed", Response: &rr.resp})
+}

@@ -1,0 +1,313 @@
+package openaiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+)
+
+// responsesRequest is a Responses request as the endpoint runs it: its
+// input turned into chat messages, the form in which robby keeps a
+// conversation (and a [robby.Store] stores it).
+type responsesRequest struct {
+	wire   wireResponsesRequest
+	store  bool          // the client asks for the response to be kept
+	input  []chatMessage // in order
+	tools  []openai.FunctionDefinitionParam
+	params openai.ChatCompletionNewParams
+}
+
+// chatMessage is a chat-completions message as robby stores it, made of
+// an input item.
+type chatMessage struct {
+	Role       string         `json:"role"`
+	Content    any            `json:"content,omitempty"` // a string or []chatPart
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatPart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *chatImageURL `json:"image_url,omitempty"`
+}
+
+type chatImageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// decodeResponsesRequest reads body, refusing an input of more than
+// maxItems items. Like a chat completion's, a request is read with
+// segmentio/encoding, its strings sharing the body's memory.
+func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error) {
+	req := &responsesRequest{store: true}
+	if err := parse(body, &req.wire); err != nil {
+		return nil, invalid("invalid_json", "Invalid JSON in the request body: %v", err)
+	}
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return nil, invalid("invalid_json", "The request body must be a JSON object.")
+	}
+	w := &req.wire
+	for _, p := range []struct {
+		name string
+		v    json.RawMessage
+	}{{"background", w.Background}, {"conversation", w.Conversation}, {"prompt", w.Prompt}, {"text", w.Text},
+		{"tool_choice", w.ToolChoice}, {"reasoning", w.Reasoning}, {"max_tool_calls", w.MaxToolCalls},
+		{"top_logprobs", w.TopLogprobs}} {
+		if !isNull(p.v) && !harmless(p.name, p.v) {
+			return nil, invalid("unsupported_parameter", "'%s' is not supported by this endpoint.", p.name)
+		}
+	}
+	if req.wire.Store != nil {
+		req.store = *req.wire.Store
+	}
+	var err error
+	if req.input, err = decodeInput(req.wire.Input, maxItems); err != nil {
+		return nil, err
+	}
+	for i, t := range req.wire.Tools {
+		def, err := functionTool(t)
+		if err != nil {
+			return nil, invalid("invalid_request", "tools[%d] %v", i, err)
+		}
+		req.tools = append(req.tools, def)
+	}
+	if w.Temperature != nil {
+		req.params.Temperature = openai.Float(*w.Temperature)
+	}
+	if w.TopP != nil {
+		req.params.TopP = openai.Float(*w.TopP)
+	}
+	if w.MaxOutputTokens != nil {
+		req.params.MaxCompletionTokens = openai.Int(*w.MaxOutputTokens)
+	}
+	if w.ParallelToolCalls != nil {
+		req.params.ParallelToolCalls = openai.Bool(*w.ParallelToolCalls)
+	}
+	return req, nil
+}
+
+// harmless reports whether an unsupported member asks for what the
+// endpoint does anyway.
+func harmless(name string, v json.RawMessage) bool {
+	switch name {
+	case "background":
+		return string(v) == "false"
+	case "tool_choice":
+		return string(v) == `"auto"`
+	case "text":
+		var t struct {
+			Format *struct {
+				Type string `json:"type"`
+			} `json:"format"`
+		}
+		return json.Unmarshal(v, &t) == nil && (t.Format == nil || t.Format.Type == "text")
+	}
+	return false
+}
+
+// functionTool reads a function tool of the client's.
+func functionTool(t wireTool) (openai.FunctionDefinitionParam, error) {
+	if t.Type != "function" {
+		return openai.FunctionDefinitionParam{}, errors.New("is not a function tool: only function tools are supported")
+	}
+	if t.Name == "" {
+		return openai.FunctionDefinitionParam{}, errors.New("is a function tool without a name")
+	}
+	def := struct {
+		Name        string          `json:"name"`
+		Description *string         `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	}{t.Name, t.Description, t.Parameters, t.Strict}
+	raw, err := json.Marshal(def)
+	if err != nil {
+		return openai.FunctionDefinitionParam{}, fmt.Errorf("has parameters that are not JSON: %v", err)
+	}
+	p := override[openai.FunctionDefinitionParam](raw)
+	p.Name = t.Name
+	return *p, nil
+}
+
+// decodeInput turns a request's input, a string or a list of items, into
+// chat messages.
+func decodeInput(raw json.RawMessage, maxItems int) ([]chatMessage, error) {
+	if isNull(raw) {
+		return nil, invalid("missing_input", "'input' is required.")
+	}
+	if raw[0] == '"' {
+		var text string
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return nil, invalid("invalid_request", "'input' is not a string: %v", err)
+		}
+		return []chatMessage{{Role: "user", Content: text}}, nil
+	}
+	items, err := splitArray(raw, "input", maxItems)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, invalid("missing_input", "'input' must not be empty.")
+	}
+	msgs := make([]chatMessage, 0, len(items))
+	var it wireInputItem
+	for i, item := range items {
+		it = wireInputItem{}
+		if len(item) == 0 || item[0] != '{' || parse(item, &it) != nil {
+			return nil, invalid("invalid_request", "input[%d] is not an input item.", i)
+		}
+		if msgs, err = addItem(msgs, it); err != nil {
+			return nil, invalid("invalid_request", "input[%d] %v", i, err)
+		}
+	}
+	return msgs, nil
+}
+
+// addItem adds an input item to msgs: a function call joins the assistant
+// message just before it, as the calls of one turn do.
+func addItem(msgs []chatMessage, it wireInputItem) ([]chatMessage, error) {
+	switch it.Type {
+	case "", "message":
+		m, err := message(it)
+		return append(msgs, m), err
+	case "function_call":
+		if it.CallID == "" || it.Name == "" {
+			return msgs, errors.New("is a function call without a call_id or a name")
+		}
+		var c chatToolCall
+		c.ID, c.Type, c.Function.Name, c.Function.Arguments = it.CallID, "function", it.Name, it.Args
+		if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
+			msgs[n-1].ToolCalls = append(msgs[n-1].ToolCalls, c)
+			return msgs, nil
+		}
+		return append(msgs, chatMessage{Role: "assistant", ToolCalls: []chatToolCall{c}}), nil
+	case "function_call_output":
+		if it.CallID == "" {
+			return msgs, errors.New("is a function call output without a call_id")
+		}
+		out, err := text(it.Output)
+		if err != nil {
+			return msgs, fmt.Errorf("has an 'output' %v", err)
+		}
+		return append(msgs, chatMessage{Role: "tool", ToolCallID: it.CallID, Content: out}), nil
+	}
+	return msgs, fmt.Errorf("is of type %q, which this endpoint does not support", it.Type)
+}
+
+// message turns an input message into a chat message.
+func message(it wireInputItem) (chatMessage, error) {
+	m := chatMessage{Role: it.Role}
+	switch it.Role {
+	case "user":
+		if len(it.Content) > 0 && it.Content[0] == '[' {
+			parts, err := userParts(it.Content)
+			m.Content = parts
+			return m, err
+		}
+	case "system", "developer", "assistant":
+	default:
+		return m, errors.New("is not a message with a known role")
+	}
+	t, err := text(it.Content)
+	if err != nil {
+		return m, fmt.Errorf("has a 'content' %v", err)
+	}
+	m.Content = t
+	return m, nil
+}
+
+// userParts turns the content parts of a user message into chat parts.
+func userParts(raw json.RawMessage) ([]chatPart, error) {
+	var parts []wireInputPart
+	if err := parse(raw, &parts); err != nil {
+		return nil, fmt.Errorf("has a 'content' part that is not an object: %v", err)
+	}
+	out := make([]chatPart, len(parts))
+	for i, p := range parts {
+		switch p.Type {
+		case "input_text", "output_text":
+			out[i] = chatPart{Type: "text", Text: p.Text}
+		case "input_image":
+			if p.ImageURL == "" {
+				return nil, fmt.Errorf("has an image part %d without an image_url (file_id is not supported)", i)
+			}
+			out[i] = chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: p.ImageURL, Detail: p.Detail}}
+		default:
+			return nil, fmt.Errorf("has a 'content' part %d of type %q, which this endpoint does not support", i, p.Type)
+		}
+	}
+	return out, nil
+}
+
+// text reads content that must be text: a string, or text parts joined.
+func text(raw json.RawMessage) (string, error) {
+	switch {
+	case isNull(raw):
+		return "", errors.New("that is missing")
+	case raw[0] == '"':
+		var s string
+		err := parse(raw, &s)
+		return s, err
+	}
+	var parts []wireInputPart
+	if err := parse(raw, &parts); err != nil {
+		return "", errors.New("that is neither a string nor an array of text parts")
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if p.Type != "input_text" && p.Type != "output_text" && p.Type != "text" {
+			return "", fmt.Errorf("part %d of type %q, where only text is supported", i, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// encode returns the messages as robby keeps them: each one's JSON, and
+// the message that sends it as it is (see override), with the fields the
+// agent reads to know which calls await results.
+func encode(msgs []chatMessage) ([]json.RawMessage, []openai.ChatCompletionMessageParamUnion, error) {
+	raws := make([]json.RawMessage, len(msgs))
+	unions := make([]openai.ChatCompletionMessageParamUnion, len(msgs))
+	for i, m := range msgs {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		raws[i] = raw
+		u := &unions[i]
+		switch m.Role {
+		case "system":
+			u.OfSystem = override[openai.ChatCompletionSystemMessageParam](raw)
+		case "developer":
+			u.OfDeveloper = override[openai.ChatCompletionDeveloperMessageParam](raw)
+		case "user":
+			u.OfUser = override[openai.ChatCompletionUserMessageParam](raw)
+		case "assistant":
+			u.OfAssistant = override[openai.ChatCompletionAssistantMessageParam](raw)
+			for _, c := range m.ToolCalls {
+				u.OfAssistant.ToolCalls = append(u.OfAssistant.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: c.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Function.Name, Arguments: c.Function.Arguments}}})
+			}
+		case "tool":
+			u.OfTool = override[openai.ChatCompletionToolMessageParam](raw)
+			u.OfTool.ToolCallID = m.ToolCallID
+		}
+	}
+	return raws, unions, nil
+}
