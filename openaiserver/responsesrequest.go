@@ -54,12 +54,16 @@ type chatToolCall struct {
 // maxItems items. Like a chat completion's, a request is read with
 // segmentio/encoding, its strings sharing the body's memory.
 func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error) {
+	if !json.Valid(body) { // as encoding/json reads it: one value, nothing after it
+		var v json.RawMessage
+		return nil, invalid("invalid_json", "Invalid JSON in the request body: %v", json.Unmarshal(body, &v))
+	}
+	if b := bytes.TrimLeft(body, " \t\r\n"); b[0] != '{' {
+		return nil, invalid("invalid_json", "The request body must be a JSON object.")
+	}
 	req := &responsesRequest{store: true}
 	if err := parse(body, &req.wire); err != nil {
-		return nil, invalid("invalid_json", "Invalid JSON in the request body: %v", err)
-	}
-	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '{' {
-		return nil, invalid("invalid_json", "The request body must be a JSON object.")
+		return nil, invalid("invalid_request", "Invalid request: %v", err)
 	}
 	w := &req.wire
 	for _, p := range []struct {
