@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"sync"
 )
 
 // MaxAgentDepth bounds how deep agents used as tools ([Agent.AsTool],
@@ -26,6 +28,11 @@ type agentPrompt struct {
 // cancelling the run that called the tool cancels the agent's run.
 // Calls nest at most [MaxAgentDepth] deep.
 //
+// In a streamed run ([Agent.Stream]), the agent's events come in the
+// run's stream as they happen, each wrapped in an event of kind
+// [EventAgent] naming the call. The tokens the agent used count in the
+// run's [Result.Usage] and in the usage of the turn that called it.
+//
 // For typed input and output, use [AgentTool].
 func (a *Agent) AsTool(name, description string) Tool {
 	return NewTool(name, description, func(ctx context.Context, in agentPrompt) (string, error) {
@@ -33,7 +40,8 @@ func (a *Agent) AsTool(name, description string) Tool {
 		if err != nil {
 			return "", err
 		}
-		res, err := a.fresh().Run(ctx, in.Prompt)
+		res, err := a.fresh().run(ctx, promptMessage(in.Prompt), nil, nestedEmitter(ctx))
+		addAgentUsage(ctx, res.Usage)
 		if err != nil {
 			return "", fmt.Errorf("agent %q: %w", name, err)
 		}
@@ -43,7 +51,8 @@ func (a *Agent) AsTool(name, description string) Tool {
 
 // AgentTool is [Agent.AsTool] with typed input and output: the model calls
 // the tool with an In, which the agent gets as its prompt in JSON, and the
-// agent answers with an Out, as [RunTyped] does, opts applying.
+// agent answers with an Out, as [RunTyped] does, opts applying. Its
+// events and usage reach the calling run as [Agent.AsTool]'s do.
 func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOption) Tool {
 	return NewTool(name, description, func(ctx context.Context, in In) (Out, error) {
 		var zero Out
@@ -55,11 +64,12 @@ func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOptio
 		if err != nil {
 			return zero, err
 		}
-		out, _, err := RunTyped[Out](ctx, a.fresh(), string(prompt), opts...)
+		res, out, err := a.fresh().typed(ctx, string(prompt), opts, reflect.TypeFor[Out](), func() any { return new(Out) }, nestedEmitter(ctx))
+		addAgentUsage(ctx, res.Usage)
 		if err != nil {
 			return zero, fmt.Errorf("agent %q: %w", name, err)
 		}
-		return out, nil
+		return *out.(*Out), nil
 	})
 }
 
@@ -74,4 +84,47 @@ func deeper(ctx context.Context, name string) (context.Context, error) {
 		return ctx, fmt.Errorf("agent %q not run: agents already call each other %d deep (MaxAgentDepth)", name, depth)
 	}
 	return context.WithValue(ctx, depthKey{}, depth+1), nil
+}
+
+// callKey holds, in a streamed run, the call a tool function runs for.
+type callKey struct{}
+
+// nestedEmitter returns the emitter of the run of an agent used as a tool
+// in ctx's call: it forwards each event, wrapped in an [EventAgent] event
+// naming the call, to the stream of the run that called the tool. It
+// returns nil when nobody streams that run.
+func nestedEmitter(ctx context.Context) func(Event) bool {
+	sink := sinkFrom(ctx)
+	call, ok := ctx.Value(callKey{}).(ToolCall)
+	if sink == nil || !ok {
+		return nil
+	}
+	return func(e Event) bool {
+		return sink.forward(ctx, Event{Kind: EventAgent, ToolCall: &call, Nested: &e})
+	}
+}
+
+// agentUsage sums the usage of the agents that a turn's tools ran, which
+// may run concurrently.
+type agentUsage struct {
+	mu sync.Mutex
+	u  Usage
+}
+
+type agentUsageKey struct{}
+
+// addAgentUsage counts u, the usage of an agent run as a tool, in the
+// usage of the run whose turn called the tool.
+func addAgentUsage(ctx context.Context, u Usage) {
+	if spent, ok := ctx.Value(agentUsageKey{}).(*agentUsage); ok {
+		spent.mu.Lock()
+		spent.u.add(u)
+		spent.mu.Unlock()
+	}
+}
+
+func (s *agentUsage) total() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.u
 }

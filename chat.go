@@ -13,9 +13,21 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// A deltaFunc receives the text and reasoning of each streamed chunk; an
+// A deltaFunc receives what each streamed chunk added to the reply; an
 // error it returns stops the stream.
-type deltaFunc func(text, reasoning string) error
+type deltaFunc func(d *delta) error
+
+// A delta is what one streamed chunk added to a reply.
+type delta struct {
+	text, reasoning string
+	args            []argDelta // the pieces of calls' arguments
+}
+
+// An argDelta is a piece of a call's arguments.
+type argDelta struct {
+	call     *callBuilder
+	fragment string
+}
 
 // complete sends one chat-completion request, streamed if onDelta is not
 // nil, and returns the reply. On error the reply holds what arrived before
@@ -54,8 +66,11 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 	events := ssestream.NewDecoder(res)
 	defer events.Close()
 	r = new(reply)
-	var chunk apiResponse
-	chunks := 0
+	var (
+		chunk  apiResponse
+		chunks int
+		d      delta
+	)
 	for events.Next() {
 		ev := events.Event()
 		if bytes.HasPrefix(ev.Data, []byte("[DONE]")) {
@@ -66,11 +81,12 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 			return r, a.core.requestError(ctx, err, capture)
 		}
 		chunks++
-		text, reasoning := r.addChunk(&chunk)
-		if text == "" && reasoning == "" {
+		d.text, d.reasoning = r.addChunk(&chunk)
+		d.args = r.args
+		if d.text == "" && d.reasoning == "" && len(d.args) == 0 {
 			continue
 		}
-		if err := onDelta(text, reasoning); err != nil {
+		if err := onDelta(&d); err != nil {
 			return r, err
 		}
 	}
@@ -121,11 +137,11 @@ func (a *Agent) ChatCompletion(ctx context.Context) (string, error) {
 // stream and is returned. On any error, the text received so far is
 // returned with it and the conversation is left as it was.
 func (a *Agent) ChatCompletionStream(ctx context.Context, fn func(delta string) error) (string, error) {
-	return a.chat(ctx, func(text, _ string) error {
-		if text == "" {
+	return a.chat(ctx, func(d *delta) error {
+		if d.text == "" {
 			return nil
 		}
-		return fn(text)
+		return fn(d.text)
 	})
 }
 

@@ -76,7 +76,10 @@
 //
 // Providers stream tool calls in different shapes (with or without index
 // or id, whole or in fragments, with provider fields that must be sent
-// back); robby assembles each into a complete call.
+// back); robby assembles each into a complete call, and reports the
+// fragments of its arguments as they arrive ([EventToolCallDelta]). The
+// events of an agent used as a tool ([Agent.AsTool]) come wrapped in
+// [EventAgent] events naming the call.
 //
 // # Memory
 //

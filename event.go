@@ -22,9 +22,20 @@ const (
 	// EventPartial comes in a [StreamTyped] run, after the text that
 	// completed more of the answer: [TypedEvent.Value] is the answer so far.
 	EventPartial
+	// EventToolCallDelta: Delta is a piece of the arguments of ToolCall,
+	// a call still arriving (its ID and Name, Arguments empty), so that
+	// a UI can show them as the model writes them. The call is run, and
+	// reported by EventToolCall, once complete.
+	EventToolCallDelta
+	// EventAgent: Nested is an event of an agent that ToolCall runs, an
+	// agent used as a tool ([Agent.AsTool], [AgentTool]). Nested is
+	// itself of kind EventAgent for an agent that agent runs, and so on:
+	// see [Event.Innermost].
+	EventAgent
 )
 
-var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done", "compaction", "partial"}
+var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done",
+	"compaction", "partial", "tool-call-delta", "agent"}
 
 // String returns the kind's name, such as "tool-call".
 func (k EventKind) String() string {
@@ -40,13 +51,26 @@ func (k EventKind) String() string {
 type Event struct {
 	Kind       EventKind
 	Turn       int         // the turn the event belongs to, from 1
-	Delta      string      // EventText, EventReasoning
-	ToolCall   *ToolCall   // EventToolCall, EventToolResult
+	Delta      string      // EventText, EventReasoning, EventToolCallDelta
+	ToolCall   *ToolCall   // EventToolCall, EventToolResult, EventToolCallDelta, EventAgent
 	ToolResult *ToolResult // EventToolResult
 	Notice     *Notice     // EventProgress, EventLog
 	Usage      *Usage      // EventTurnEnd
 	Result     *Result     // EventDone
 	Compaction *Compaction // EventCompaction
+	Nested     *Event      // EventAgent
+}
+
+// Innermost returns the event e carries, e itself unless it is of kind
+// [EventAgent], with the calls of the agents used as tools it came
+// through, outermost first: a UI renders it under the last of them.
+func (e Event) Innermost() (Event, []ToolCall) {
+	var path []ToolCall
+	for e.Kind == EventAgent && e.Nested != nil && e.ToolCall != nil {
+		path = append(path, *e.ToolCall)
+		e = *e.Nested
+	}
+	return e, path
 }
 
 // A Notice is a notification an MCP server sent while one of its tools ran.
@@ -59,21 +83,53 @@ type Notice struct {
 	Total    float64 // for progress: the total, 0 if unknown
 }
 
-// noticeSink carries the notices of a streamed run's tool calls to the
-// goroutine that emits its events. Notices past its buffer are dropped
-// rather than stall the MCP session that sent them.
-type noticeSink struct{ ch chan Notice }
+// eventSink carries the events of a streamed run's tool calls to the
+// goroutine that emits the run's events: MCP servers' notices, and the
+// events of agents used as tools. Notices past its buffer are dropped
+// rather than stall the MCP session that sent them; an agent's events
+// wait for room, as its own stream would wait for its reader.
+type eventSink struct{ ch chan Event }
 
-func (s *noticeSink) send(n Notice) {
+func (s *eventSink) send(n Notice) {
+	kind := EventProgress
+	if n.Level != "" {
+		kind = EventLog
+	}
 	select {
-	case s.ch <- n:
+	case s.ch <- Event{Kind: kind, Notice: &n}:
 	default:
+	}
+}
+
+// forward sends e, unless ctx, the context of the tool call sending it,
+// ends first, and reports whether it was sent.
+func (s *eventSink) forward(ctx context.Context, e Event) bool {
+	select {
+	case s.ch <- e:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// flush emits the events sent so far, in the turn turn. The events of a
+// call are all sent before its result is ready, so flushing before
+// emitting a result keeps them before it.
+func (s *eventSink) flush(emit func(Event) bool, turn int) {
+	for {
+		select {
+		case e := <-s.ch:
+			e.Turn = turn
+			emitEvent(emit, e)
+		default:
+			return
+		}
 	}
 }
 
 type sinkKey struct{}
 
-func sinkFrom(ctx context.Context) *noticeSink {
-	s, _ := ctx.Value(sinkKey{}).(*noticeSink)
+func sinkFrom(ctx context.Context) *eventSink {
+	s, _ := ctx.Value(sinkKey{}).(*eventSink)
 	return s
 }

@@ -63,6 +63,8 @@ func FuzzAssembler(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := new(reply)
 		var text, reasoning strings.Builder
+		fragments := make(map[*callBuilder]string)
+		eventIDs := make(map[*callBuilder]string)
 		for _, data := range sseEvents(body) {
 			if bytes.HasPrefix(data, []byte("[DONE]")) {
 				continue
@@ -74,12 +76,26 @@ func FuzzAssembler(f *testing.F) {
 			dt, dr := r.addChunk(&c)
 			text.WriteString(dt)
 			reasoning.WriteString(dr)
+			for _, ad := range r.args {
+				require.NotEmpty(t, ad.fragment, "an empty argument fragment")
+				fragments[ad.call] += ad.fragment
+				if id, ok := eventIDs[ad.call]; ok {
+					require.Equal(t, id, ad.call.eventID, "a call's fragments name it by two ids")
+				}
+				eventIDs[ad.call] = ad.call.eventID
+			}
 		}
 		require.Equal(t, r.text.String(), text.String(), "the text deltas joined are not the reply's text")
 		require.Equal(t, r.reasoning.String(), reasoning.String(), "the reasoning deltas joined are not the reply's reasoning")
 
 		calls := r.toolCalls()
 		require.Len(t, calls, len(r.calls))
+		for i, b := range r.calls {
+			require.Equal(t, string(b.args.buf), fragments[b], "the fragments joined are not the arguments")
+			if id, ok := eventIDs[b]; ok {
+				require.Equal(t, id, calls[i].ID, "the call runs with another id than its fragments had")
+			}
+		}
 		ids := make(map[string]bool, len(calls))
 		for _, c := range calls {
 			require.NotEmpty(t, c.ID, "call without an id")

@@ -41,15 +41,15 @@ type mcpConn struct {
 	tools     []*mcp.Tool
 	down      bool // the session ended
 	restarted bool
-	cancel    context.CancelFunc  // ends the session's context, after it is closed
-	sinks     map[*noticeSink]int // streams running a call on this server
+	cancel    context.CancelFunc // ends the session's context, after it is closed
+	sinks     map[*eventSink]int // streams running a call on this server
 	progress  map[string]progressTarget
 
 	res resourceState
 }
 
 type progressTarget struct {
-	sink *noticeSink
+	sink *eventSink
 	tool string
 }
 
@@ -63,7 +63,7 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 	var wg sync.WaitGroup
 	for i, s := range cfg.mcp {
 		s.traced = h.tel.traced()
-		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), sinks: map[*noticeSink]int{}, progress: map[string]progressTarget{}}
+		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), sinks: map[*eventSink]int{}, progress: map[string]progressTarget{}}
 		conns[i] = c
 		wg.Go(func() { errs[i] = c.start(context.Background()) })
 	}
@@ -211,14 +211,14 @@ func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 	return c.session, nil
 }
 
-func (c *mcpConn) listen(sink *noticeSink, token, tool string) {
+func (c *mcpConn) listen(sink *eventSink, token, tool string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sinks[sink]++
 	c.progress[token] = progressTarget{sink, tool}
 }
 
-func (c *mcpConn) unlisten(sink *noticeSink, token string) {
+func (c *mcpConn) unlisten(sink *eventSink, token string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sinks[sink]--; c.sinks[sink] <= 0 {
@@ -250,7 +250,7 @@ func (c *mcpConn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	c.hub.log.InfoContext(ctx, "robby: MCP server log", slog.String("server", c.spec.name),
 		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.String("message", msg))
 	c.mu.Lock()
-	sinks := make([]*noticeSink, 0, len(c.sinks))
+	sinks := make([]*eventSink, 0, len(c.sinks))
 	for s := range c.sinks {
 		sinks = append(sinks, s)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -18,6 +19,7 @@ type reply struct {
 	calls     []*callBuilder
 	finish    string
 	usage     Usage
+	args      []argDelta                // the pieces of arguments the last chunk added
 	extras    map[string]map[string]any // provider fields by final call id, set by toolCalls
 }
 
@@ -29,12 +31,25 @@ type callBuilder struct {
 	name     string
 	args     argBuffer
 	extra    map[string]any // provider fields to send back, such as Gemini's extra_content
+	eventID  string         // the id its argument fragments were given: see nameCall
+	seen     *ToolCall      // the call as its fragments' events show it
+}
+
+// shown returns the call as the events of its fragments show it: its id
+// and name. Events share it until the name changes, which makes another,
+// so that one they hold never changes.
+func (b *callBuilder) shown() *ToolCall {
+	if b.seen == nil || b.seen.Name != b.name {
+		b.seen = &ToolCall{ID: b.eventID, Name: b.name}
+	}
+	return b.seen
 }
 
 // addChunk folds one streamed chunk into the reply and returns the text and
 // reasoning it added. Only the first choice is read: robby never asks for
 // more than one.
 func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
+	r.args = r.args[:0]
 	if c.Usage != nil && c.Usage.TotalTokens > 0 {
 		// Some providers repeat usage; the last one is the total.
 		r.usage = usageOf(c.Usage)
@@ -89,12 +104,30 @@ func (r *reply) addToolDelta(d *apiToolCall) {
 	if b.name == "" {
 		b.name = name
 	}
-	b.addArguments(args)
+	if added := b.addArguments(args); added != "" {
+		r.nameCall(b)
+		r.args = append(r.args, argDelta{b, added})
+	}
 	for k, v := range d.extra {
 		if b.extra == nil {
 			b.extra = make(map[string]any)
 		}
 		b.extra[k] = v
+	}
+}
+
+// nameCall gives b, on its first argument fragment, the id by which the
+// fragments' events name it, kept to the end so that the call runs with
+// it: the provider's id if it has a usable one by then, else a new one.
+func (r *reply) nameCall(b *callBuilder) {
+	if b.eventID != "" {
+		return
+	}
+	b.eventID = b.id
+	if b.id == "" || !utf8.ValidString(b.id) || slices.ContainsFunc(r.calls, func(o *callBuilder) bool {
+		return o != b && (o.id == b.id || o.eventID == b.id)
+	}) {
+		b.eventID = newCallID()
 	}
 }
 
@@ -136,17 +169,21 @@ func (b *callBuilder) startsAnother(id, name, args string) bool {
 func (b *callBuilder) complete() bool { return b.args.complete() }
 
 // addArguments appends a fragment, unless it is the whole of the arguments
-// sent again (vLLM's and xLAM's final flush), after all or part of them.
-// Each fragment costs time in proportion to its own length (and to what
-// it repeats), never to the arguments so far.
-func (b *callBuilder) addArguments(args string) {
+// sent again (vLLM's and xLAM's final flush), after all or part of them,
+// and returns what it added to the arguments. Each fragment costs time in
+// proportion to its own length (and to what it repeats), never to the
+// arguments so far.
+func (b *callBuilder) addArguments(args string) (added string) {
 	n := len(b.args.buf)
 	switch {
 	case b.repeatsArguments(args):
+		return ""
 	case n > 0 && len(args) > n && !b.complete() && b.args.hasPrefixOf(args) && json.Valid([]byte(args)):
 		b.args.reset(args)
+		return args[n:]
 	default:
 		b.args.write(args)
+		return args
 	}
 }
 
@@ -164,6 +201,9 @@ func (r *reply) toolCalls() []ToolCall {
 	seen := make(map[string]bool, len(r.calls))
 	for i, b := range r.calls {
 		id := b.id
+		if b.eventID != "" {
+			id = b.eventID // the id the call's events gave it
+		}
 		// A repeated id, or one that would not survive JSON encoding,
 		// could not pair the call with its result.
 		if id == "" || seen[id] || !utf8.ValidString(id) {

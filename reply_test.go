@@ -335,6 +335,7 @@ func TestStreamTranscripts(t *testing.T) {
 
 			calls := got.calls[1]
 			checkCalls(t, tc.calls, calls)
+			checkArgumentFragments(t, got.args, calls)
 
 			if !runsTools {
 				assert.Equal(t, tc.text, res.Text)
@@ -503,13 +504,14 @@ type streamed struct {
 	calls     map[int][]ToolCall
 	results   []*ToolResult
 	usage     map[int]Usage
+	args      map[string]string // the argument fragments of each call, joined
 	result    *Result
 	err       error
 }
 
 func collectEvents(t *testing.T, events iter.Seq2[Event, error]) *streamed {
 	t.Helper()
-	s := &streamed{text: map[int]string{}, reasoning: map[int]string{}, calls: map[int][]ToolCall{}, usage: map[int]Usage{}}
+	s := &streamed{text: map[int]string{}, reasoning: map[int]string{}, calls: map[int][]ToolCall{}, usage: map[int]Usage{}, args: map[string]string{}}
 	done := 0
 	for e, err := range events {
 		require.Zero(t, done, "an event after EventDone: %v", e.Kind)
@@ -523,6 +525,11 @@ func collectEvents(t *testing.T, events iter.Seq2[Event, error]) *streamed {
 		case EventReasoning:
 			assert.NotEmpty(t, e.Delta, "empty reasoning delta")
 			s.reasoning[e.Turn] += e.Delta
+		case EventToolCallDelta:
+			assert.NotEmpty(t, e.Delta, "empty argument fragment")
+			require.NotEmpty(t, e.ToolCall.ID, "a fragment of no call")
+			assert.Empty(t, e.ToolCall.Arguments)
+			s.args[e.ToolCall.ID] += e.Delta
 		case EventToolCall:
 			require.NotNil(t, e.ToolCall)
 			s.calls[e.Turn] = append(s.calls[e.Turn], *e.ToolCall)
@@ -840,5 +847,23 @@ func TestPlainTranscripts(t *testing.T) {
 			require.Len(t, reqs[1].Messages[1].ToolCalls, 1)
 			assert.Equal(t, want, reqs[1].Messages[1].ToolCalls[0].Arguments)
 		})
+	}
+}
+
+// checkArgumentFragments: the fragments streamed for each call, joined,
+// are its arguments, and name it by the id it runs with.
+func checkArgumentFragments(t *testing.T, fragments map[string]string, calls []ToolCall) {
+	t.Helper()
+	ids := make(map[string]bool)
+	for _, c := range calls {
+		ids[c.ID] = true
+		args := strings.TrimSpace(wellFormed([]byte(fragments[c.ID])))
+		if args == "" || args == "null" {
+			args = "{}"
+		}
+		assert.Equal(t, c.Arguments, args, "the fragments of call %s", c.ID)
+	}
+	for id := range fragments {
+		assert.True(t, ids[id], "fragments of call %q, which never came", id)
 	}
 }

@@ -19,7 +19,8 @@ type Result struct {
 	Turns int
 	// ToolCalls are the tool calls of every turn, in order.
 	ToolCalls []ToolResult
-	// Usage sums the tokens of every turn, as the provider reported them.
+	// Usage sums the tokens of every turn, as the provider reported them,
+	// those of the agents the run's tools ran ([Agent.AsTool]) included.
 	Usage Usage
 	// Pending are the calls of caller-run tools ([WithCallerTools]) the run
 	// ended on, in the order the model made them. The conversation holds

@@ -205,7 +205,9 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: &r.usage})
 			return res, nil
 		}
-		results := a.runTools(ctx, ts, turn, calls, final, emit, rc.journal)
+		results, spent := a.runTools(ctx, ts, turn, calls, final, emit, rc.journal)
+		res.Usage.add(spent)
+		r.usage.add(spent) // the turn's usage counts the agents its tools ran
 		res.ToolCalls = append(res.ToolCalls, results...)
 		for _, r := range results {
 			pending.add(toolMessage(r))
@@ -229,12 +231,17 @@ func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
 	if emit == nil {
 		return nil
 	}
-	return func(text, reasoning string) error {
-		if reasoning != "" && !emit(Event{Kind: EventReasoning, Turn: turn, Delta: reasoning}) {
+	return func(d *delta) error {
+		if d.reasoning != "" && !emit(Event{Kind: EventReasoning, Turn: turn, Delta: d.reasoning}) {
 			return errStopped
 		}
-		if text != "" && !emit(Event{Kind: EventText, Turn: turn, Delta: text}) {
+		if d.text != "" && !emit(Event{Kind: EventText, Turn: turn, Delta: d.text}) {
 			return errStopped
+		}
+		for _, ad := range d.args {
+			if !emit(Event{Kind: EventToolCallDelta, Turn: turn, ToolCall: ad.call.shown(), Delta: ad.fragment}) {
+				return errStopped
+			}
 		}
 		return nil
 	}

@@ -241,7 +241,8 @@ func TestStreamEvents(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"1:reasoning", "1:reasoning", "1:reasoning", "1:text", "1:text", "1:text",
-		"1:tool-call", "1:tool-result", "1:turn-end", "2:text", "2:text", "2:text", "2:turn-end", "2:done"}, kinds)
+		"1:tool-call-delta", "1:tool-call-delta", "1:tool-call", "1:tool-result", "1:turn-end",
+		"2:text", "2:text", "2:text", "2:turn-end", "2:done"}, kinds)
 	assert.Equal(t, "Let me add. It is 42.", text.String())
 	require.NotNil(t, result)
 	assert.Equal(t, "It is 42.", result.Text)

@@ -53,32 +53,36 @@ func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, resu
 }
 
 // runTools runs the calls of one turn, reporting each call and, as soon as
-// it is known, each result. On the final turn no tool is offered, so no
-// call is run.
+// it is known, each result, and returns the results with the usage of the
+// agents the tools ran. On the final turn no tool is offered, so no call
+// is run.
 //
 // Each result is saved to the run's stored conversation, if any, as soon as
 // it is known.
-func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) []ToolResult {
+func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) ([]ToolResult, Usage) {
 	for _, c := range calls {
 		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
 	}
+	results := make([]ToolResult, len(calls))
 	if final {
-		results := make([]ToolResult, len(calls))
 		for i, c := range calls {
 			results[i].Call = c
 			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), 0, nil, i)
 			j.saveResult(ctx, results[i])
 		}
-		return results
+		return results, Usage{}
 	}
-	results := make([]ToolResult, len(calls))
+	spent := new(agentUsage)
+	ctx = context.WithValue(ctx, agentUsageKey{}, spent)
 	if emit == nil && j == nil {
 		a.execute(ctx, ts, calls, results, nil)
-		return results
+		return results, spent.total()
 	}
 	done := make(chan int, len(calls))
-	sink := &noticeSink{ch: make(chan Notice, 64)}
-	ctx = context.WithValue(ctx, sinkKey{}, sink)
+	sink := &eventSink{ch: make(chan Event, 64)}
+	if emit != nil {
+		ctx = context.WithValue(ctx, sinkKey{}, sink)
+	}
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
@@ -88,18 +92,16 @@ func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []Too
 		select {
 		case i := <-done:
 			left--
+			sink.flush(emit, turn)
 			j.saveResult(ctx, results[i])
 			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: &results[i].Call, ToolResult: &results[i]})
-		case n := <-sink.ch:
-			kind := EventProgress
-			if n.Level != "" {
-				kind = EventLog
-			}
-			emitEvent(emit, Event{Kind: kind, Turn: turn, Notice: &n})
+		case e := <-sink.ch:
+			e.Turn = turn
+			emitEvent(emit, e)
 		}
 	}
 	<-finished
-	return results
+	return results, spent.total()
 }
 
 // execute runs calls concurrently, at most ts.limit of them, and fills
@@ -216,6 +218,9 @@ func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (o
 			out, err = nil, fmt.Errorf("tool %q: %w: %v", call.Name, ErrToolPanic, p)
 		}
 	}()
+	if sinkFrom(ctx) != nil {
+		ctx = context.WithValue(ctx, callKey{}, call) // an agent tool labels its events with it
+	}
 	if ts.approve != nil {
 		if err := ts.approve(ctx, call); err != nil {
 			return nil, fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)

@@ -172,7 +172,8 @@ type TypedEvent[T any] struct {
 // StreamTyped is [RunTyped] with every step reported as [Agent.Stream]
 // reports it, and the answer as it arrives: an [EventPartial] event holds
 // the fields complete so far, each time more of them are (text before
-// the answer and a field still arriving are left out). The last event,
+// the answer and a field still arriving are left out), whether the answer
+// comes as text or as the arguments of the answer tool. The last event,
 // of kind [EventDone], holds the validated answer and the [Result], paired
 // with the run's error, if any.
 //
@@ -191,15 +192,20 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 			}
 			return !stopped
 		}
-		var partial partialAnswer[T]
+		var text, args partialAnswer[T] // the answer as text, or as the answer tool's arguments
+		tool := a.answerTool(ctx)
 		emit := func(e Event) bool {
 			if e.Kind == EventTurnEnd {
-				partial = partialAnswer[T]{}
+				text, args = partialAnswer[T]{}, partialAnswer[T]{}
 			}
 			if !send(TypedEvent[T]{Event: e}) {
 				return false
 			}
-			if e.Kind != EventText {
+			partial := &text
+			switch {
+			case e.Kind == EventToolCallDelta && e.ToolCall.Name == tool:
+				partial = &args
+			case e.Kind != EventText:
 				return true
 			}
 			if v, ok := partial.add(e.Delta); ok {
@@ -262,10 +268,7 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 	if auto {
 		mode = max(AnswerMode(a.core.answerMode.Load()), AnswerNative)
 	}
-	tool := answerToolName
-	if a.core.tools.get(ctx).byName[tool] != nil {
-		tool = answerToolOther
-	}
+	tool := a.answerTool(ctx)
 	pending, results := promptMessage(prompt), base.results
 	for attempt := 1; ; {
 		rc := answerRun(base, mode, as, tool, results)
@@ -301,6 +304,15 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		attempt++
 		pending, results = repairMessage(mode, tool, callID, failures)
 	}
+}
+
+// answerTool returns the name of the answer tool: final_answer, unless
+// the agent has a tool of that name.
+func (a *Agent) answerTool(ctx context.Context) string {
+	if a.core.tools.get(ctx).byName[answerToolName] != nil {
+		return answerToolOther
+	}
+	return answerToolName
 }
 
 // answerRun is the run that asks for the answer in a mode, with the

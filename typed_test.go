@@ -453,3 +453,31 @@ func TestRunTypedKeepsTheRunOptions(t *testing.T) {
 	assert.Equal(t, "Today is Monday.", req.Messages[0].Content)
 	assert.Contains(t, string(req.Body), `"temperature":0.25`)
 }
+
+// TestStreamTypedPartialsFromTheAnswerTool: in tool mode the answer's
+// fields fill in as the answer tool's arguments stream.
+func TestStreamTypedPartialsFromTheAnswerTool(t *testing.T) {
+	srv := newServer(t)
+	a := newTestAgent(t, srv)
+	srv.Reply(robbytest.Answer(parisJSON))
+	var partials []city
+	var args strings.Builder
+	var done TypedEvent[city]
+	for e, err := range StreamTyped[city](context.Background(), a, "Describe Paris", WithAnswerMode(AnswerTool)) {
+		require.NoError(t, err)
+		switch e.Kind {
+		case EventToolCallDelta:
+			assert.Equal(t, "final_answer", e.ToolCall.Name)
+			args.WriteString(e.Delta)
+		case EventPartial:
+			partials = append(partials, e.Value)
+		case EventDone:
+			done = e
+		}
+	}
+	assert.JSONEq(t, parisJSON, args.String())
+	assert.Equal(t, paris, done.Value)
+	require.NotEmpty(t, partials)
+	assert.Equal(t, city{Name: "Paris"}, partials[0])
+	assert.Equal(t, paris, partials[len(partials)-1])
+}

@@ -86,7 +86,8 @@ func (r Reply) WithText(s string) Reply { r.text = s; return r }
 // llama.cpp do, in reasoning_content.
 func (r Reply) WithReasoning(s string) Reply { r.reasoning = s; return r }
 
-// WithUsage sets the token counts the reply reports.
+// WithUsage sets the token counts the reply reports; on a [Func] reply,
+// those of the reply it makes.
 func (r Reply) WithUsage(prompt, completion int) Reply {
 	r.usage = [2]int{prompt, completion}
 	return r
@@ -110,6 +111,9 @@ func (r *Reply) serve(w http.ResponseWriter, req *http.Request, parsed *Request)
 	switch {
 	case r.fn != nil:
 		next := r.fn(*parsed)
+		if r.usage != [2]int{} {
+			next.usage = r.usage // set by WithUsage on the Func reply
+		}
 		next.serve(w, req, parsed)
 	case r.handler != nil:
 		r.handler(w, req)
