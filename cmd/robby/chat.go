@@ -15,11 +15,18 @@ import (
 
 func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := newCommand("run", `robby run [flags] "prompt"`,
-		"Streams the agent's answer to the prompt to stdout; its tool steps go to stderr.", agentEnv)
+		"Streams the agent's answer to the prompt to stdout; its tool steps go to stderr.\n"+
+			"With -schema FILE, prints only the answer: one line of JSON that fits the schema, ready for jq.", agentEnv)
 	var f agentFlags
+	var sf schemaFlags
 	f.kb.modes = true
 	f.register(cmd.fs)
+	sf.register(cmd.fs)
 	if err := cmd.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	typedOpts, err := sf.options()
+	if err != nil {
 		return err
 	}
 	fs := cmd.fs
@@ -37,6 +44,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opts, err := f.kb.contextFor(ctx, f.kbase, prompt)
 	if err != nil {
 		return err
+	}
+	if typedOpts != nil {
+		return explain(typedAnswer(ctx, agent, prompt, stdout, stderr, append(opts, typedOpts...)...), f.baseURL)
 	}
 	return explain(answer(ctx, agent, prompt, stdout, stderr, opts...), f.baseURL)
 }

@@ -22,6 +22,11 @@
 // ROBBY_MODEL, then ai/qwen2.5. 'robby <command> -h' lists a command's
 // flags and the environment variables it reads.
 //
+// robby run -schema FILE (a JSON Schema) prints only the answer: one line
+// of JSON, validated against the schema (and repaired by the model if it
+// does not fit, -max-repairs times), ready for jq; -answer-mode chooses
+// how it is asked for (auto, native, tool, prompted).
+//
 // robby serve listens on 127.0.0.1:8080. To listen on another interface it
 // needs a bearer token (-token, or ROBBY_TOKEN to keep it out of ps), or
 // -insecure-no-token.

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/robby-go/robby"
+)
+
+// schemaFlags are the flags of run that ask for a typed answer.
+type schemaFlags struct {
+	file    string
+	mode    string
+	repairs int
+}
+
+var answerModes = map[string]robby.AnswerMode{
+	"auto": robby.AnswerAuto, "native": robby.AnswerNative, "tool": robby.AnswerTool, "prompted": robby.AnswerPrompted,
+}
+
+func (f *schemaFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.file, "schema", "", "a JSON Schema file: print only the answer, JSON validated against it, on stdout")
+	fs.StringVar(&f.mode, "answer-mode", "auto",
+		"with -schema, how the answer is asked for: native (response_format), tool (a final_answer tool), prompted, or auto (native, falling back)")
+	fs.IntVar(&f.repairs, "max-repairs", robby.DefaultMaxRepairs, "with -schema, how many times an answer that does not fit is sent back to be repaired")
+}
+
+// options reads the schema file and returns the run options of a typed
+// run, or none without -schema.
+func (f *schemaFlags) options() ([]robby.RunOption, error) {
+	if f.file == "" {
+		return nil, nil
+	}
+	mode, ok := answerModes[f.mode]
+	if !ok {
+		return nil, fmt.Errorf("bad -answer-mode %q: give auto, native, tool or prompted", f.mode)
+	}
+	if f.repairs < 0 {
+		return nil, fmt.Errorf("-max-repairs is %d: give 0 or more", f.repairs)
+	}
+	b, err := os.ReadFile(f.file)
+	if err != nil {
+		return nil, fmt.Errorf("-schema: %w", err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(b, &schema); err != nil {
+		return nil, fmt.Errorf("-schema %s: not a JSON Schema object: %v", f.file, err)
+	}
+	if t, _ := schema["type"].(string); t != "object" {
+		return nil, fmt.Errorf(`-schema %s: the answer must be a JSON object: give the schema "type": "object"`, f.file)
+	}
+	return []robby.RunOption{robby.WithAnswerSchema(schema), robby.WithAnswerMode(mode), robby.WithMaxRepairs(f.repairs)}, nil
+}
+
+// typedAnswer runs a typed run: the answer, validated, goes to stdout as
+// one line of JSON; the tool steps, and what was wrong with an answer
+// that never fitted, go to stderr.
+func typedAnswer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stderr io.Writer, opts ...robby.RunOption) error {
+	for ev, err := range robby.StreamTyped[json.RawMessage](ctx, agent, prompt, opts...) {
+		inner, path := ev.Innermost()
+		switch {
+		case ev.Kind == robby.EventDone:
+			var answerErr *robby.AnswerError
+			if errors.As(err, &answerErr) {
+				return fmt.Errorf("%w\nthe last answer: %s", err, oneLine(answerErr.Raw, 500))
+			}
+			if err != nil {
+				return err
+			}
+			var line bytes.Buffer
+			if err := json.Compact(&line, ev.Value); err != nil {
+				return err
+			}
+			line.WriteByte('\n')
+			_, err := stdout.Write(line.Bytes())
+			return err
+		case inner.Kind == robby.EventToolCall:
+			fmt.Fprintf(stderr, "%s→ %s %s\n", indent(path), inner.ToolCall.Name, inner.ToolCall.Arguments)
+		case inner.Kind == robby.EventToolResult:
+			r := inner.ToolResult
+			fmt.Fprintf(stderr, "%s← %s (%v): %s\n", indent(path), r.Call.Name, r.Duration.Round(1e6), oneLine(r.Output, 200))
+		}
+	}
+	return nil
+}
+
+// indent shows how deep in agents used as tools a step is.
+func indent(path []robby.ToolCall) string {
+	var b strings.Builder
+	for _, c := range path {
+		b.WriteString(c.Name + " ")
+	}
+	return b.String()
+}
