@@ -28,8 +28,9 @@ type Agent struct {
 	owner bool          // made by New: its Close closes the core
 	busy  chan struct{} // holds a token while an operation uses the conversation
 
-	mu   sync.Mutex
-	conv messages // append-only between resets
+	mu    sync.Mutex
+	conv  messages // append-only between resets
+	usage Usage    // of the model calls on conv since New, Clone or Reset
 
 	compact compactState // used by the operation holding busy
 }

@@ -29,10 +29,21 @@ type argDelta struct {
 	fragment string
 }
 
-// complete sends one chat-completion request, streamed if onDelta is not
-// nil, and returns the reply. On error the reply holds what arrived before
-// it, if anything did.
-func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (r *reply, err error) {
+// complete makes one model call: it sends req, streamed if onDelta is not
+// nil, and returns the reply, its usage counted in the conversation's. On
+// error the reply holds what arrived before it, if anything did.
+func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
+	r, err := a.post(ctx, req, onDelta)
+	if err == nil {
+		a.mu.Lock()
+		a.usage.add(r.usage)
+		a.mu.Unlock()
+	}
+	return r, err
+}
+
+// post sends one chat-completion request to the endpoint.
+func (a *Agent) post(ctx context.Context, req *request, onDelta deltaFunc) (r *reply, err error) {
 	req.stream = onDelta != nil
 	ctx, op := a.core.tel.startChat(ctx, cmp.Or(req.model, a.core.params.Model), req)
 	defer func() { op.end(ctx, r, err) }()

@@ -41,7 +41,8 @@
 // runs the tools it calls (concurrently, within the limits), sends their
 // results back, and repeats until the model answers. The [Result] tells the
 // answer, the tool calls with their outcome and duration, and the tokens
-// used.
+// used ([Usage]: cached prompt tokens and reasoning tokens apart, where the
+// provider says them); [Agent.Usage] sums a conversation's.
 //
 // # Run options and caller-run tools
 //

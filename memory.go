@@ -86,11 +86,23 @@ func (a *Agent) SetMessages(msgs []openai.ChatCompletionMessageParamUnion) {
 }
 
 // Reset brings the conversation back to how [New] began it: the system
-// prompt and the messages of [WithParams].
+// prompt and the messages of [WithParams]. Its [Agent.Usage] starts again
+// from zero.
 func (a *Agent) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.conv = a.core.initial.clone()
+	a.usage = Usage{}
+}
+
+// Usage returns the tokens of every model call made for the conversation
+// since [New], [Agent.Clone] or [Agent.Reset]: the turns of every run, the
+// building blocks' calls, and the summaries of [WithCompaction]. A clone
+// starts from zero.
+func (a *Agent) Usage() Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.usage
 }
 
 // awaiting returns the calls of the conversation that await a result.

@@ -52,7 +52,7 @@ func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
 	r.args = r.args[:0]
 	if c.Usage != nil && c.Usage.TotalTokens > 0 {
 		// Some providers repeat usage; the last one is the total.
-		r.usage = usageOf(c.Usage)
+		r.usage = usageOf(c.Usage, c.Timings)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -265,7 +265,7 @@ func (r *reply) message(calls []ToolCall) (openai.ChatCompletionMessageParamUnio
 func replyOf(c *apiResponse) (*reply, error) {
 	var r reply
 	if c.Usage != nil {
-		r.usage = usageOf(c.Usage)
+		r.usage = usageOf(c.Usage, c.Timings)
 	}
 	if len(c.Choices) == 0 {
 		return nil, ErrNoChoices

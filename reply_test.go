@@ -65,7 +65,7 @@ var transcriptCases = []transcriptCase{
 		name:  "OpenAI one call in fragments",
 		file:  "openai_fragments.sse",
 		calls: []wantCall{{"call_Qm7Xb2LkT9pRz4VnC8sYw1Ha", "get_weather", `{"city":"Paris","unit":"celsius"}`}},
-		usage: Usage{84, 18, 102},
+		usage: Usage{PromptTokens: 84, CompletionTokens: 18, TotalTokens: 102},
 	},
 	{
 		name: "OpenAI parallel calls one after another",
@@ -75,7 +75,7 @@ var transcriptCases = []transcriptCase{
 			{"call_Jf6sN0aQ4uGe7RkX2vTm9BwC", "get_weather", `{"city": "Tokyo"}`},
 			{"call_Zp1dL8cV5nHy3QsW6tKj0MrE", "get_time", `{"timezone": "Asia/Tokyo"}`},
 		},
-		usage: Usage{118, 61, 179},
+		usage: Usage{PromptTokens: 118, CompletionTokens: 61, TotalTokens: 179},
 	},
 	{
 		name: "parallel calls interleaved by index",
@@ -85,13 +85,13 @@ var transcriptCases = []transcriptCase{
 			{"call_Yz7Xc4Vb1Nm8Lk5Jh2Gf9Ds6", "get_weather", `{"city":"Tokyo"}`},
 			{"call_Qw2Er5Ty8Ui1Op4As7Df0Gh", "get_time", `{"timezone":"Asia/Tokyo"}`},
 		},
-		usage: Usage{131, 70, 201},
+		usage: Usage{PromptTokens: 131, CompletionTokens: 70, TotalTokens: 201},
 	},
 	{
 		name:  "Ollama whole call in one chunk",
 		file:  "ollama_whole_call.sse",
 		calls: []wantCall{{"call_k3v9x2qa", "get_weather", `{"city":"Paris","unit":"celsius"}`}},
-		usage: Usage{152, 24, 176},
+		usage: Usage{PromptTokens: 152, CompletionTokens: 24, TotalTokens: 176},
 	},
 	{
 		name: "Ollama 0.20 parallel calls all at index 0",
@@ -101,7 +101,7 @@ var transcriptCases = []transcriptCase{
 			{"call_p0x7n3wd", "get_weather", `{"city":"Tokyo"}`},
 			{"call_r5t1y9ub", "get_time", `{"timezone":"Asia/Tokyo"}`},
 		},
-		usage: Usage{210, 63, 273},
+		usage: Usage{PromptTokens: 210, CompletionTokens: 63, TotalTokens: 273},
 	},
 	{
 		name: "calls without index (Ollama 0.4, finish stop)",
@@ -120,26 +120,26 @@ var transcriptCases = []transcriptCase{
 			{"", "get_weather", `{"city":"Lyon"}`},
 			{"", "get_time", `{"timezone":"Europe/Paris"}`},
 		},
-		usage: Usage{143, 38, 181},
+		usage: Usage{PromptTokens: 143, CompletionTokens: 38, TotalTokens: 181},
 	},
 	{
 		name:  "Gemini finish_reason stop after a call",
 		file:  "gemini_finish_stop.sse",
 		calls: []wantCall{{"k7pq2xz9", "get_weather", `{"city":"Paris","unit":"celsius"}`}},
-		usage: Usage{97, 21, 118},
+		usage: Usage{PromptTokens: 97, CompletionTokens: 21, TotalTokens: 118},
 	},
 	{
 		name:  "usage in a last chunk without choices",
 		file:  "usage_only_chunk.sse",
 		text:  "Paris is the capital of France.",
-		usage: Usage{19, 8, 27},
+		usage: Usage{PromptTokens: 19, CompletionTokens: 8, TotalTokens: 27},
 	},
 	{
 		name:  "OpenRouter comments between events",
 		file:  "openrouter_comments.sse",
 		text:  "I'll look up the weather in Paris.",
 		calls: []wantCall{{"toolu_01HmR8xV3qWc5NtK2pLz9YbF", "get_weather", `{"city": "Paris"}`}},
-		usage: Usage{512, 64, 576},
+		usage: Usage{PromptTokens: 512, CompletionTokens: 64, TotalTokens: 576},
 	},
 	{
 		name:   "OpenAI error object mid-stream",
@@ -167,60 +167,60 @@ var transcriptCases = []transcriptCase{
 		file:     "utf8_split.sse",
 		calls:    []wantCall{{"chatcmpl-tool-c18e4b27f9d3a065", "send_message", `{"text": "See you all at the Café in 日本 \ud83d\ude00 🎉!"}`}},
 		received: []string{`send_message {"text":"See you all at the Café in 日本 😀 🎉!"}`},
-		usage:    Usage{143, 29, 172},
+		usage:    Usage{PromptTokens: 143, CompletionTokens: 29, TotalTokens: 172},
 	},
 	{
 		name:  "arguments cut inside characters, each fragment invalid UTF-8",
 		file:  "byte_split_utf8.sse",
 		calls: []wantCall{{"call_b9Lr4Tq2Wx7Nz1Kc", "get_weather", `{"city":"Zürich","note":"東京 🌍"}`}},
-		usage: Usage{96, 25, 121},
+		usage: Usage{PromptTokens: 96, CompletionTokens: 25, TotalTokens: 121},
 	},
 	{
 		name:  "an escaped surrogate pair split between two fragments",
 		file:  "surrogate_split.sse",
 		calls: []wantCall{{"call_s7Pq3Xv8Ld2Mw5Jt", "get_weather", `{"city":"Zürich","note":"東京 🌍"}`}},
-		usage: Usage{88, 32, 120},
+		usage: Usage{PromptTokens: 88, CompletionTokens: 32, TotalTokens: 120},
 	},
 	{
 		name:     "empty arguments for a tool without parameters",
 		file:     "empty_arguments.sse",
 		calls:    []wantCall{{"call_Nw4Rk8Tz2Lp6Vc0Xb5Mh9Qd3", "list_files", `{}`}},
 		received: []string{`list_files {}`},
-		usage:    Usage{72, 11, 83},
+		usage:    Usage{PromptTokens: 72, CompletionTokens: 11, TotalTokens: 83},
 	},
 	{
 		name:     "Ollama null arguments",
 		file:     "ollama_null_arguments.sse",
 		calls:    []wantCall{{"call_w8e2r6t0", "list_files", `{}`}},
 		received: []string{`list_files {}`},
-		usage:    Usage{98, 12, 110},
+		usage:    Usage{PromptTokens: 98, CompletionTokens: 12, TotalTokens: 110},
 	},
 	{
 		name:  "text then a tool call in the same turn",
 		file:  "text_then_tool.sse",
 		text:  "Let me check the weather in Paris first.",
 		calls: []wantCall{{"call_Ur5Ty1Io7Pa3Sd9Fg4Hj0Kl6", "get_weather", `{"city":"Paris"}`}},
-		usage: Usage{96, 27, 123},
+		usage: Usage{PromptTokens: 96, CompletionTokens: 27, TotalTokens: 123},
 	},
 	{
 		name:      "DeepSeek reasoning_content, keep-alive comments",
 		file:      "reasoning_content.sse",
 		text:      "17 × 23 = **391**.",
 		reasoning: "The user asks for 17 × 23. 17 × 20 = 340, 17 × 3 = 51, total 391.",
-		usage:     Usage{14, 61, 75},
+		usage:     Usage{PromptTokens: 14, CompletionTokens: 61, TotalTokens: 75, ReasoningTokens: 49},
 	},
 	{
 		name:      "Ollama reasoning field then a call",
 		file:      "reasoning_field.sse",
 		reasoning: "The user wants the weather in Paris. I should call get_weather.",
 		calls:     []wantCall{{"call_h4n8v2c6", "get_weather", `{"city":"Paris"}`}},
-		usage:     Usage{188, 41, 229},
+		usage:     Usage{PromptTokens: 188, CompletionTokens: 41, TotalTokens: 229},
 	},
 	{
 		name:  "llama.cpp content null",
 		file:  "content_null.sse",
 		text:  "Bonjour ! Comment puis-je vous aider ?",
-		usage: Usage{12, 8, 20},
+		usage: Usage{PromptTokens: 12, CompletionTokens: 8, TotalTokens: 20},
 	},
 	{
 		name: "connection closed inside a tool call",
@@ -242,7 +242,7 @@ var transcriptCases = []transcriptCase{
 			{"function-call-15417296253186439208", "get_time", `{"timezone":"Europe/Paris"}`},
 		},
 		extra: map[int]string{0: `{"google":{"thought_signature":"` + geminiSignature + `"}}`},
-		usage: Usage{164, 52, 216},
+		usage: Usage{PromptTokens: 164, CompletionTokens: 52, TotalTokens: 216},
 	},
 	{
 		name: "LM Studio new id on every fragment",
@@ -257,7 +257,7 @@ var transcriptCases = []transcriptCase{
 		file:      "vllm_repeat_final.sse",
 		reasoning: "Need the weather tool.",
 		calls:     []wantCall{{"chatcmpl-tool-a4f19c2e7b3d5860", "get_weather", `{"city": "Paris", "unit": "celsius"}`}},
-		usage:     Usage{301, 44, 345},
+		usage:     Usage{PromptTokens: 301, CompletionTokens: 44, TotalTokens: 345},
 	},
 	{
 		name: "vLLM final flush repeats the whole arguments after an incomplete prefix",
@@ -270,7 +270,7 @@ var transcriptCases = []transcriptCase{
 		file:      "llamacpp_tool.sse",
 		reasoning: "Okay, the user wants the weather in Paris.",
 		calls:     []wantCall{{"Yk3VmQ8pTz1XcR6wNb4LhJ9sGd2Fa7Ue", "get_weather", `{"city":"Paris","unit":"celsius"}`}},
-		usage:     Usage{212, 57, 269},
+		usage:     Usage{PromptTokens: 212, CompletionTokens: 57, TotalTokens: 269},
 	},
 }
 
@@ -729,7 +729,7 @@ func TestAssemblerUsage(t *testing.T) {
 		usage, usage,
 	)
 	assert.Equal(t, "Hi", text)
-	assert.Equal(t, Usage{10, 5, 15}, r.usage)
+	assert.Equal(t, Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}, r.usage)
 }
 
 func TestAssemblerRepeatedWholeArguments(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 type apiResponse struct {
 	Choices []apiChoice `json:"choices"`
 	Usage   *apiUsage   `json:"usage"`
+	Timings apiTimings  `json:"timings"` // llama.cpp's
 }
 
 type apiChoice struct {
@@ -214,16 +215,45 @@ func errorText(raw sjson.RawMessage) string {
 	return string(raw)
 }
 
-// apiUsage is the usage of a response or chunk.
+// apiUsage is the usage of a response or chunk. The details are values,
+// not pointers: decoding them costs no allocation.
 type apiUsage struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"` // OpenAI, vLLM, Gemini, newer llama.cpp
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"` // DeepSeek
 }
 
-// usageOf returns the usage the provider reported.
-func usageOf(u *apiUsage) Usage {
-	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+// apiTimings is what robby reads of llama.cpp's timings: cache_n prompt
+// tokens were read from its cache, prompt_n were evaluated.
+type apiTimings struct {
+	CacheN int64 `json:"cache_n"`
+}
+
+// usageOf returns the usage the provider reported, with the timings sent
+// beside it.
+func usageOf(u *apiUsage, t apiTimings) Usage {
+	cached := u.PromptTokensDetails.CachedTokens
+	if cached == 0 {
+		cached = max(u.PromptCacheHitTokens, t.CacheN)
+	}
+	completion, reasoning := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
+	if reasoning > 0 && u.PromptTokens+completion+reasoning == u.TotalTokens {
+		// Some (Gemini's endpoint, some proxies) count the reasoning
+		// apart, as their total shows; OpenAI counts it in the completion,
+		// which is what it is billed as.
+		completion += reasoning
+	}
+	return Usage{
+		PromptTokens: u.PromptTokens, CompletionTokens: completion, TotalTokens: u.TotalTokens,
+		CachedPromptTokens: cached, ReasoningTokens: reasoning,
+	}
 }
 
 // decodeExact is sjson.Unmarshal reading struct fields by their exact names,

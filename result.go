@@ -29,15 +29,29 @@ type Result struct {
 	Pending []ToolCall
 }
 
-// Usage counts the tokens a run used, summed over its turns.
+// Usage counts the tokens of model calls, as the provider reported them:
+// one turn's in an [EventTurnEnd], a run's in [Result.Usage], a
+// conversation's from [Agent.Usage]. Providers name the details
+// differently; robby reads OpenAI's, vLLM's and Gemini's
+// prompt_tokens_details and completion_tokens_details, DeepSeek's
+// prompt_cache_hit_tokens and llama.cpp's timings. A detail the provider
+// does not report is 0.
 type Usage struct {
 	PromptTokens     int64
 	CompletionTokens int64
 	TotalTokens      int64
+	// CachedPromptTokens are the prompt tokens the provider read from its
+	// prompt cache, counted in PromptTokens too.
+	CachedPromptTokens int64
+	// ReasoningTokens are the completion tokens the model spent reasoning,
+	// counted in CompletionTokens too.
+	ReasoningTokens int64
 }
 
 func (u *Usage) add(v Usage) {
 	u.PromptTokens += v.PromptTokens
 	u.CompletionTokens += v.CompletionTokens
 	u.TotalTokens += v.TotalTokens
+	u.CachedPromptTokens += v.CachedPromptTokens
+	u.ReasoningTokens += v.ReasoningTokens
 }
