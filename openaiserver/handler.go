@@ -24,8 +24,8 @@ const DefaultMaxRequestBytes = 8 << 20
 const DefaultMaxMessages = 10_000
 
 // Options configures a [Handler]. The zero value is an endpoint with no
-// authentication that shows no tool steps and answers no browser of
-// another origin.
+// authentication and no store, that shows no tool steps and answers no
+// browser of another origin.
 type Options struct {
 	// Tokens are the bearer tokens a request may carry ("Authorization:
 	// Bearer <token>", the scheme in any case), each mapped to the user it
@@ -38,7 +38,7 @@ type Options struct {
 	// conversation of the user who made it, so that a client can continue
 	// one (previous_response_id), read it or delete it. Without a store,
 	// responses are not kept: previous_response_id is refused, and GET
-	// and DELETE find nothing.
+	// and DELETE find nothing. Closing the store is the caller's job.
 	Store robby.Store
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.
