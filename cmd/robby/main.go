@@ -28,8 +28,11 @@
 // how it is asked for (auto, native, tool, prompted).
 //
 // robby serve listens on 127.0.0.1:8080. To listen on another interface it
-// needs a bearer token (-token, or ROBBY_TOKEN to keep it out of ps), or
-// -insecure-no-token.
+// needs a bearer token (-token, -token-file, or ROBBY_TOKEN to keep it out
+// of ps), or -insecure-no-token. Each token is one user's (-token
+// USER:TOKEN, repeated for more users); with -store FILE the responses of
+// POST /v1/responses are kept in that SQLite file, each user's apart, to be
+// continued by previous_response_id, across restarts.
 //
 // robby chat -session NAME keeps the conversation NAME in a SQLite file
 // (-store, default $ROBBY_STORE, else ~/.local/share/robby/conversations.db
