@@ -33,8 +33,28 @@
 // [robby.MCPServer.WithDeny]. Other fields are ignored, as tools add their
 // own.
 //
+// # OAuth
+//
+// A streamable HTTP server's "oauth" object (Claude Code's, with robby's
+// additions) or "auth" object (Cursor's) gives it an OAuth handler of
+// package mcpoauth (see [WithOAuth] for all servers):
+//
+//	"linear": {"url": "https://mcp.linear.app/mcp", "oauth": {"clientId": "${LINEAR_CLIENT_ID}",
+//		"clientSecret": "${LINEAR_CLIENT_SECRET}", "scopes": ["read"], "callbackPort": 8976}}
+//	"ci": {"url": "https://mcp.example.com/mcp", "oauth": {"grantType": "client_credentials",
+//		"clientId": "ci-bot", "clientSecret": "${CI_SECRET}"}}
+//	"docs": {"url": "https://mcp.example.com/mcp", "auth": {"CLIENT_ID": "app", "CLIENT_SECRET": "${SECRET}", "scopes": ["read"]}}
+//
+// "clientId"/"CLIENT_ID" and "clientSecret"/"CLIENT_SECRET" name a
+// pre-registered client (none: dynamic registration), "scopes" pins the
+// scopes asked for, "callbackPort" fixes the port of the loopback redirect
+// http://127.0.0.1:PORT/callback (the redirect URI registered for the
+// client), and "grantType" "client_credentials" authorizes a machine, with
+// no browser. Other fields in these objects are errors, so that a setting
+// robby does not apply is not silently dropped.
+//
 // ${VAR}, ${env:VAR} and ${VAR:-default} in the command, args, cwd, env
-// values, url and header values are replaced with the program's
+// values, url, header values and the OAuth client ID and secret are replaced with the program's
 // environment variable, so that secrets stay out of the file; a variable
 // that is not set, and has no default, is an error. A $ not followed by {
 // is kept as is. Comments and trailing commas, which VS Code allows, are
@@ -65,7 +85,7 @@ import (
 // package documentation for the format). An error names the file and the
 // faulty server; a file that does not exist gives an error for which
 // errors.Is(err, fs.ErrNotExist) holds.
-func Load(path string) ([]robby.MCPServer, error) {
+func Load(path string, opts ...Option) ([]robby.MCPServer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if pe, ok := errors.AsType[*fs.PathError](err); ok {
@@ -73,7 +93,7 @@ func Load(path string) ([]robby.MCPServer, error) {
 		}
 		return nil, fmt.Errorf("mcpconfig: %s: %w", path, err)
 	}
-	servers, err := parse(data)
+	servers, err := parse(data, opts)
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: %s: %w", path, err)
 	}
@@ -81,22 +101,29 @@ func Load(path string) ([]robby.MCPServer, error) {
 }
 
 // Parse is [Load] for a configuration held in memory.
-func Parse(data []byte) ([]robby.MCPServer, error) {
-	servers, err := parse(data)
+func Parse(data []byte, opts ...Option) ([]robby.MCPServer, error) {
+	servers, err := parse(data, opts)
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: %w", err)
 	}
 	return servers, nil
 }
 
-func parse(data []byte) ([]robby.MCPServer, error) {
+func parse(data []byte, opts []Option) ([]robby.MCPServer, error) {
+	var o options
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, errors.New("nil Option")
+		}
+		opt(&o)
+	}
 	entries, err := serverEntries(data)
 	if err != nil {
 		return nil, err
 	}
 	var servers []robby.MCPServer
 	for _, name := range slices.Sorted(maps.Keys(entries)) {
-		s, skip, err := serverOf(name, entries[name])
+		s, skip, err := serverOf(name, entries[name], &o)
 		if err != nil {
 			return nil, err
 		}
@@ -166,17 +193,18 @@ type entry struct {
 	args, allow, deny               []string
 	env, headers                    map[string]string
 	disabled, optional              bool
+	oauth                           *oauthEntry
 }
 
 // serverOf builds the server of an entry, or tells that it is
 // disabled.
-func serverOf(name string, raw json.RawMessage) (s robby.MCPServer, skip bool, err error) {
+func serverOf(name string, raw json.RawMessage, o *options) (s robby.MCPServer, skip bool, err error) {
 	if name == "" {
 		return s, false, errors.New("MCP server with an empty name")
 	}
 	e, err := decodeEntry(raw)
 	if err == nil && !e.disabled {
-		s, err = e.server(name)
+		s, err = e.server(name, o)
 	}
 	if err != nil {
 		return s, false, fmt.Errorf("MCP server %q: %w", name, err)
@@ -220,7 +248,9 @@ func decodeEntry(raw json.RawMessage) (entry, error) {
 			return e, err
 		}
 	}
-	return e, nil
+	var err error
+	e.oauth, err = decodeOAuth(fields)
+	return e, err
 }
 
 // decodeField decodes fields[key], if set and not null, into v.
@@ -236,13 +266,18 @@ func decodeField(fields map[string]json.RawMessage, key string, v any, want stri
 }
 
 // server builds the entry's server through the public constructors.
-func (e entry) server(name string) (robby.MCPServer, error) {
+func (e entry) server(name string, o *options) (robby.MCPServer, error) {
 	if err := e.check(); err != nil {
 		return robby.MCPServer{}, err
 	}
 	stdio := e.command != "" // which a variable expanding to "" must not change
 	if err := e.expand(); err != nil {
 		return robby.MCPServer{}, err
+	}
+	if e.oauth != nil {
+		if err := e.oauth.expand(); err != nil {
+			return robby.MCPServer{}, err
+		}
 	}
 	kind, err := e.kind(stdio)
 	if err != nil {
@@ -266,7 +301,7 @@ func (e entry) server(name string) (robby.MCPServer, error) {
 	if e.optional {
 		s = s.WithOptional()
 	}
-	return s, nil
+	return withOAuth(s, kind, e.url, e.headers, e.oauth, o)
 }
 
 // check rejects entries that are not one kind of server or whose fields

@@ -109,10 +109,10 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 	if f.verbose {
 		level = slog.LevelDebug
 	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	opts := []robby.Option{
 		robby.WithBaseURL(f.baseURL), robby.WithAPIKey(f.apiKey), robby.WithModel(f.model),
-		robby.WithMaxTurns(f.maxTurns), robby.WithFinalAnswer(),
-		robby.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))),
+		robby.WithMaxTurns(f.maxTurns), robby.WithFinalAnswer(), robby.WithLogger(logger),
 	}
 	if f.system != "" {
 		opts = append(opts, robby.WithSystem(f.system))
@@ -123,7 +123,11 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 	}
 	opts = append(opts, compaction...)
 	if f.mcp != "" {
-		servers, err := mcpconfig.Load(f.mcp)
+		oauth, err := oauthOptions(stderr, logger)
+		if err != nil {
+			return nil, err
+		}
+		servers, err := mcpconfig.Load(f.mcp, mcpconfig.WithOAuth(oauth...))
 		if err != nil {
 			return nil, err
 		}
