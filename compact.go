@@ -104,12 +104,12 @@ func WithPinnedFirstMessage() Option {
 // /props, Ollama's /api/show), looks the model up in a table of
 // well-known ones, or learns the window from the provider's first
 // context-length error.
-func WithContextWindow(tokens int) Option {
+func WithContextWindow(size int) Option {
 	return func(c *config) error {
-		if tokens < 16 {
-			return fmt.Errorf("WithContextWindow: %d tokens is not a context window", tokens)
+		if size < 16 {
+			return fmt.Errorf("WithContextWindow: %d tokens is not a context window", size)
 		}
-		c.window = tokens
+		c.window = size
 		return nil
 	}
 }

@@ -303,15 +303,15 @@ func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
 }
 
 // fitOutput makes a tool's output fit a tool message: valid UTF-8 (the
-// request would not encode otherwise) and at most max bytes, with a note
+// request would not encode otherwise) and at most limit bytes, with a note
 // telling the model what it does not see, so that one huge result does not
 // fill the context window.
-func fitOutput(out string, max int) string {
+func fitOutput(out string, limit int) string {
 	out = strings.ToValidUTF8(out, "\uFFFD")
-	if max <= 0 || len(out) <= max {
+	if limit <= 0 || len(out) <= limit {
 		return out
 	}
-	kept := trunc.Cut(out, max)
+	kept := trunc.Cut(out, limit)
 	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", kept, len(kept), len(out))
 }
 

@@ -5,20 +5,20 @@ import (
 	"net/http"
 )
 
-// Answer is a reply giving a typed answer, json, the way the request asks
-// for it: as the text when it sets response_format (native mode), as a
-// call of the answer tool when it offers one (robby_final_answer, else
-// final_answer), else as prose with the JSON in a code fence, as
-// models answer a prompt asking for JSON.
-func Answer(json string) Reply {
+// Answer is a reply giving a typed answer, value (JSON text), the way the
+// request asks for it: as the text when it sets response_format (native
+// mode), as a call of the answer tool when it offers one
+// (robby_final_answer, else final_answer), else as prose with the JSON in
+// a code fence, as models answer a prompt asking for JSON.
+func Answer(value string) Reply {
 	return Func(func(req Request) Reply {
 		switch {
 		case AsksJSONSchema(req):
-			return Text(json)
+			return Text(value)
 		case answerTool(req) != "":
-			return ToolCalls(Call(answerTool(req), json))
+			return ToolCalls(Call(answerTool(req), value))
 		}
-		return Text("Here is the answer:\n```json\n" + json + "\n```\nLet me know if you need more.")
+		return Text("Here is the answer:\n```json\n" + value + "\n```\nLet me know if you need more.")
 	})
 }
 

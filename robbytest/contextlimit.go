@@ -17,24 +17,24 @@ const (
 	Gemini   = "gemini"    // HTTP 400, Google's INVALID_ARGUMENT in an array, as its OpenAI endpoint sends it
 )
 
-// ContextLengthError is the error a provider answers a request of tokens
-// tokens with, when its context window holds limit: the body as each
-// sends it. It panics for a provider it does not know.
-func ContextLengthError(provider string, tokens, limit int) Reply {
+// ContextLengthError is the error a provider answers a request of
+// requested tokens with, when its context window holds limit: the body as
+// each sends it. It panics for a provider it does not know.
+func ContextLengthError(provider string, requested, limit int) Reply {
 	var body string
 	switch provider {
 	case OpenAI:
-		body = fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, limit, tokens)
+		body = fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, limit, requested)
 	case LlamaCpp:
-		body = fmt.Sprintf(`{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":%d,"n_ctx":%d}}`, tokens, limit)
+		body = fmt.Sprintf(`{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":%d,"n_ctx":%d}}`, requested, limit)
 	case Ollama:
-		inner := fmt.Sprintf(`{"error":{"code":400,"message":"request (%d tokens) exceeds the available context size (%d tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":%d,"n_ctx":%d}}`, tokens, limit, tokens, limit)
+		inner := fmt.Sprintf(`{"error":{"code":400,"message":"request (%d tokens) exceeds the available context size (%d tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":%d,"n_ctx":%d}}`, requested, limit, requested, limit)
 		b, _ := json.Marshal(map[string]string{"error": inner})
 		body = string(b)
 	case VLLM:
-		body = fmt.Sprintf(`{"object":"error","message":"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, 0 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`, limit, tokens, tokens)
+		body = fmt.Sprintf(`{"object":"error","message":"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, 0 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`, limit, requested, requested)
 	case Gemini:
-		body = fmt.Sprintf(`[{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}]`, tokens, limit)
+		body = fmt.Sprintf(`[{"error":{"code":400,"message":"The input token count (%d) exceeds the maximum number of tokens allowed (%d).","status":"INVALID_ARGUMENT"}}]`, requested, limit)
 	default:
 		panic(fmt.Sprintf("robbytest: no context-length error known for %q", provider))
 	}
