@@ -150,7 +150,12 @@ func (a *Agent) Clone() *Agent {
 }
 
 // Close releases what the agent holds: it ends its MCP sessions and their
-// subprocesses. Later operations return [ErrClosed]. Close is idempotent.
+// subprocesses, each within its server's grace period
+// ([DefaultMCPGracePeriod], 1 s): the MCP calls in flight may finish until
+// then, after which they end with an error wrapping [ErrClosed], and a
+// command server still running is terminated. No MCP server is started
+// again once Close began. Later operations return [ErrClosed], and a run
+// under way returns it before its next turn. Close is idempotent.
 func (a *Agent) Close() error {
 	if !a.owner {
 		return nil
@@ -174,15 +179,23 @@ func (a *Agent) Tools() []Tool {
 	return tools
 }
 
+// isClosed reports whether Close was called.
+func (c *core) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 // acquire waits until no other operation uses the conversation.
 func (a *Agent) acquire(ctx context.Context) (release func(), err error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	select {
-	case <-a.core.closed:
+	if a.core.isClosed() {
 		return nil, ErrClosed
-	default:
 	}
 	select {
 	case a.busy <- struct{}{}:

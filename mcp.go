@@ -51,9 +51,11 @@ const (
 	// DefaultMCPConnectTimeout bounds connecting to a server and listing
 	// its tools.
 	DefaultMCPConnectTimeout = 30 * time.Second
-	// DefaultMCPGracePeriod is how long Close waits for a stdio server to
-	// exit after its input is closed, before it is terminated.
-	DefaultMCPGracePeriod = 2 * time.Second
+	// DefaultMCPGracePeriod is how long [Agent.Close] lets a server end
+	// its work: the calls in flight, then, for a command, its process's
+	// exit once its input is closed. Past it, the calls end with
+	// [ErrClosed] and the process is terminated.
+	DefaultMCPGracePeriod = time.Second
 )
 
 // The largest request robby sends to a server: past these, the reference
@@ -187,9 +189,9 @@ func (s MCPServer) WithElicitation(h func(context.Context, *mcp.ElicitRequest) (
 // [DefaultMCPConnectTimeout]).
 func (s MCPServer) WithConnectTimeout(d time.Duration) MCPServer { s.timeout = d; return s }
 
-// WithGracePeriod sets how long Close waits for a command server to exit
-// after its input is closed, before terminating it (default
-// [DefaultMCPGracePeriod]).
+// WithGracePeriod sets how long [Agent.Close] waits for the server's calls
+// in flight and, for a command, its process's exit, before cancelling the
+// calls and terminating the process (default [DefaultMCPGracePeriod]).
 func (s MCPServer) WithGracePeriod(d time.Duration) MCPServer { s.grace = d; return s }
 
 // Validate reports what [WithMCP] would refuse of s: no name, or a server

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,8 @@ type mcpConn struct {
 	down      bool // the session ended
 	restarted bool
 	cancel    context.CancelFunc // ends the session's context, after it is closed
+	cmd       *exec.Cmd          // a command server's process
+	sd        shutdown
 	sinks     map[*eventSink]int // streams running a call on this server
 	progress  map[string]progressTarget
 
@@ -64,6 +67,7 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 	for i, s := range cfg.mcp {
 		s.traced = h.tel.traced()
 		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), sinks: map[*eventSink]int{}, progress: map[string]progressTarget{}}
+		c.sd.init()
 		conns[i] = c
 		wg.Go(func() { errs[i] = c.start(context.Background()) })
 	}
@@ -87,12 +91,16 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 }
 
 // start connects to the server and lists its tools. Some transports (SSE)
-// hold the connect context for the session's life, so the timeout cancels
-// it only while connecting.
+// hold the connect context for the session's life, so the timeout, and
+// Close, cancel it only while connecting.
 func (c *mcpConn) start(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	timer := time.AfterFunc(c.spec.timeout, cancel)
+	stopClose := context.AfterFunc(c.sd.starting, cancel)
 	defer func() {
+		if !stopClose() && err != nil {
+			err = c.errClosed()
+		}
 		if !timer.Stop() && err != nil {
 			err = fmt.Errorf("%w (timed out after %v)", err, c.spec.timeout)
 		}
@@ -105,6 +113,10 @@ func (c *mcpConn) start(ctx context.Context) (err error) {
 		return c.fail("connecting", err)
 	}
 	c.spec.t = nil // a caller's transport connects once
+	var cmd *exec.Cmd
+	if ct, ok := t.(*mcp.CommandTransport); ok {
+		cmd = ct.Command
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "robby", Version: "v0"}, c.clientOptions())
 	for _, uri := range c.spec.roots {
 		client.AddRoots(&mcp.Root{URI: uri})
@@ -124,8 +136,15 @@ func (c *mcpConn) start(ctx context.Context) (err error) {
 	c.askForLogs(ctx, session)
 	c.listResources(ctx, session)
 	c.mu.Lock()
-	c.session, c.tools, c.down, c.cancel = session, tools, false, cancel
+	closed := c.sd.closed
+	if !closed {
+		c.session, c.tools, c.down, c.cancel, c.cmd = session, tools, false, cancel, cmd
+	}
 	c.mu.Unlock()
+	if closed { // Close began while connecting, and does not see this session
+		session.Close()
+		return c.errClosed()
+	}
 	go c.watch(session)
 	return nil
 }
@@ -185,12 +204,18 @@ func (c *mcpConn) fail(doing string, err error) error {
 }
 
 // live returns the session, started again if it died and has not been
-// restarted before.
+// restarted before, unless Close began.
 func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
+	if c.sd.closed {
+		c.mu.Unlock()
+		return nil, c.errClosed()
+	}
 	s, down, restarted, cancel := c.session, c.down, c.restarted, c.cancel
 	if down && !restarted {
 		c.restarted = true
+		c.sd.busy.Add(1) // Close waits for the restart
+		defer c.sd.busy.Done()
 	}
 	c.mu.Unlock()
 	if !down {
@@ -260,22 +285,15 @@ func (c *mcpConn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	}
 }
 
-// close ends every session; for a command, its process is asked to exit,
-// then terminated after the grace period.
+// close ends every session at once, each within its server's grace
+// period (see mcpclose.go).
 func (h *mcpHub) close() error {
-	var errs []error
-	for _, c := range h.conns {
-		c.mu.Lock()
-		s := c.session
-		c.mu.Unlock()
-		if s == nil {
-			continue
-		}
-		if err := s.Close(); err != nil && !isExitError(err) {
-			errs = append(errs, fmt.Errorf("MCP server %q: %w", c.spec.name, err))
-		}
-		c.cancel()
+	errs := make([]error, len(h.conns))
+	var wg sync.WaitGroup
+	for i, c := range h.conns {
+		wg.Go(func() { errs[i] = c.close() })
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -183,6 +183,11 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 		return "", fmt.Errorf("arguments of %d bytes are more than MCP server %q accepts in one message (%d bytes)",
 			len(args), c.spec.name, limit)
 	}
+	ctx, leave, err := c.enter(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer leave()
 	s, err := c.live(ctx)
 	if err != nil {
 		return "", err
@@ -199,6 +204,9 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	c.hub.tel.injectMeta(ctx, params)
 	res, err := s.CallTool(ctx, params)
+	if err != nil && closedBy(ctx) {
+		return "", fmt.Errorf("MCP server %q: calling %s: %w", c.spec.name, tool, ErrClosed)
+	}
 	if err != nil {
 		var wire *jsonrpc.Error
 		if ctx.Err() == nil && !errors.As(err, &wire) {

@@ -154,6 +154,9 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		pending = messages{}
 	}
 	for turn := 1; ; turn++ {
+		if a.core.isClosed() {
+			return res, ErrClosed
+		}
 		if turn > a.core.maxTurns {
 			return res, fmt.Errorf("%w: %d turns", ErrMaxTurns, a.core.maxTurns)
 		}
