@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -48,6 +49,8 @@ type core struct {
 	log       *slog.Logger
 	secrets   secrets    // kept out of errors
 	tel       *telemetry // nil if neither traced nor metered
+	modelMW   []ModelMiddleware
+	fallbacks []endpoint
 	tools     toolbox
 	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
 	// AnswerAuto until a fallback, which means native.
@@ -94,11 +97,13 @@ func New(opts ...Option) (*Agent, error) {
 		log:        cfg.logger,
 		secrets:    secretsOf(&cfg),
 		tel:        tel,
+		modelMW:    slices.Clone(cfg.modelMW),
 		window:     cfg.window,
 		compaction: cfg.compaction,
 		pinFirst:   cfg.pinFirst,
 		closed:     make(chan struct{}),
 	}
+	c.fallbacks = endpoints(&cfg, c.reqOpts)
 	if cfg.client != nil {
 		c.client = *cfg.client
 	} else {

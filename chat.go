@@ -2,7 +2,6 @@ package robby
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
@@ -30,10 +30,19 @@ type argDelta struct {
 }
 
 // complete makes one model call: it sends req, streamed if onDelta is not
-// nil, and returns the reply, its usage counted in the conversation's. On
-// error the reply holds what arrived before it, if anything did.
+// nil, through the model middleware to the model it asks for or its
+// fallbacks, and returns the reply, its usage counted in the
+// conversation's. On error the reply holds what arrived before it, if
+// anything did.
 func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
-	r, err := a.post(ctx, req, onDelta)
+	req.stream = onDelta != nil
+	var r *reply
+	var err error
+	if a.core.modelMW != nil {
+		r, err = a.throughMiddleware(ctx, req, onDelta)
+	} else {
+		r, err = a.send(ctx, req, a.core.modelOf(req), onDelta)
+	}
 	if err == nil {
 		a.mu.Lock()
 		a.usage.add(r.usage)
@@ -42,25 +51,18 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 	return r, err
 }
 
-// post sends one chat-completion request to the endpoint.
-func (a *Agent) post(ctx context.Context, req *request, onDelta deltaFunc) (r *reply, err error) {
-	req.stream = onDelta != nil
-	ctx, op := a.core.tel.startChat(ctx, cmp.Or(req.model, a.core.params.Model), req)
+// post sends one chat-completion request for model, whose head is set,
+// with opts: one attempt at one endpoint.
+func (a *Agent) post(ctx context.Context, req *request, model string, opts []option.RequestOption, onDelta deltaFunc) (r *reply, err error) {
+	ctx, op := a.core.tel.startChat(ctx, model, req)
 	defer func() { op.end(ctx, r, err) }()
-	if req.head == nil {
-		head, err := a.core.head(req.stream)
-		if err != nil {
-			return nil, err
-		}
-		req.head = head
-	}
-	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", a.core.params.Model),
-		slog.Int("messages", len(req.history)+len(req.pending)), slog.Int("tools", len(req.tools)+len(req.caller)),
-		slog.Bool("stream", req.stream))
+	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", model),
+		slog.Int("messages", len(req.history)+len(req.system)+len(req.pending)),
+		slog.Int("tools", len(req.tools)+len(req.caller)), slog.Bool("stream", req.stream))
 	ctx, capture := withCapture(ctx)
 	if onDelta == nil {
 		var body []byte
-		if err := a.core.client.Post(ctx, "chat/completions", req.body(), &body, a.core.reqOpts...); err != nil {
+		if err := a.core.client.Post(ctx, "chat/completions", req.body(), &body, opts...); err != nil {
 			return nil, a.core.requestError(ctx, err, capture)
 		}
 		op.meta(body)
@@ -71,7 +73,7 @@ func (a *Agent) post(ctx context.Context, req *request, onDelta deltaFunc) (r *r
 		return replyOf(res)
 	}
 	var res *http.Response
-	if err := a.core.client.Post(ctx, "chat/completions", req.body(), &res, a.core.reqOpts...); err != nil {
+	if err := a.core.client.Post(ctx, "chat/completions", req.body(), &res, opts...); err != nil {
 		return nil, a.core.requestError(ctx, err, capture)
 	}
 	events := ssestream.NewDecoder(res)

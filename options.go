@@ -44,6 +44,9 @@ type config struct {
 	logger    *slog.Logger
 	finalTurn bool
 	approve   func(context.Context, ToolCall) error
+	toolMW    []ToolMiddleware
+	modelMW   []ModelMiddleware
+	fallbacks []Fallback
 	mcp       []MCPServer
 	mcpTools  []string
 	portable  bool
@@ -79,13 +82,21 @@ func WithBaseURL(url string) Option {
 		if url == "" {
 			return errors.New("WithBaseURL: empty URL")
 		}
-		u, err := neturl.Parse(url)
-		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-			return fmt.Errorf("WithBaseURL: %q is not an absolute http:// or https:// URL with a host, such as \"http://localhost:11434/v1\"", url)
+		if err := checkBaseURL(url); err != nil {
+			return fmt.Errorf("WithBaseURL: %w", err)
 		}
 		c.baseURL = &url
 		return nil
 	}
+}
+
+// checkBaseURL refuses what is not an absolute http(s) URL with a host.
+func checkBaseURL(url string) error {
+	u, err := neturl.Parse(url)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http:// or https:// URL with a host, such as \"http://localhost:11434/v1\"", url)
+	}
+	return nil
 }
 
 // WithAPIKey sets the bearer token sent to the endpoint. An empty key is
@@ -225,7 +236,8 @@ func WithLogger(logger *slog.Logger) Option {
 // it runs, once its arguments were checked. An error refuses the call: the
 // model reads it (with [ErrNotApproved]) and the loop goes on. approve may
 // be called concurrently, for the calls of one turn; it may block, to ask a
-// person, within the tool timeout.
+// person, within the tool timeout. It is the outermost tool middleware
+// ([WithToolMiddleware]); a panic in it is recovered as a tool's.
 func WithApproval(approve func(ctx context.Context, call ToolCall) error) Option {
 	return func(c *config) error {
 		if approve == nil {

@@ -20,6 +20,7 @@ type reply struct {
 	finish    string
 	usage     Usage
 	args      []argDelta                // the pieces of arguments the last chunk added
+	model     string                    // the model that answered
 	extras    map[string]map[string]any // provider fields by final call id, set by toolCalls
 }
 

@@ -25,7 +25,8 @@ type request struct {
 	tools   []json.RawMessage
 	caller  []json.RawMessage // the caller's own tools (WithCallerTools)
 	stream  bool
-	model   string // the model asked for, if not the agent's
+	model   string                          // the model asked for, if not the agent's
+	params  *openai.ChatCompletionNewParams // the run's, which head encodes; nil for the agent's
 }
 
 // body returns the request's JSON.

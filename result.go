@@ -17,6 +17,11 @@ type Result struct {
 	Messages []openai.ChatCompletionMessageParamUnion
 	// Turns counts the model requests.
 	Turns int
+	// Models are the models that answered, one for each turn that got
+	// an answer: the agent's, the run's ([WithRunParams]), or a
+	// [Fallback] that took over ([WithFallback]), or the model a
+	// [ModelMiddleware] said answered.
+	Models []string
 	// ToolCalls are the tool calls of every turn, in order.
 	ToolCalls []ToolResult
 	// Usage sums the tokens of every turn, as the provider reported them,

@@ -119,6 +119,7 @@ func (a *Agent) model(rc *runConfig) string {
 func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emit func(Event) bool) (res *Result, err error) {
 	res = new(Result)
 	var head []byte // the agent's parameters unless the run has its own
+	var params *openai.ChatCompletionNewParams
 	if rc.params != nil {
 		p, err := overlayParams(&a.core.params, rc.params)
 		if err == nil {
@@ -127,6 +128,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		if err != nil {
 			return res, err
 		}
+		params = &p
 	}
 	caller, err := rc.callerTools(a.core.tools.get(ctx))
 	if err != nil {
@@ -170,7 +172,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		if err != nil {
 			return res, err
 		}
-		req.head, req.caller, req.model = head, caller, a.model(rc)
+		req.head, req.params, req.caller, req.model = head, params, caller, a.model(rc)
 		req.system = rc.system
 		if final {
 			req.tools, req.caller = nil, nil
@@ -186,6 +188,10 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			return res, err
 		}
 		res.Usage.add(r.usage)
+		if res.Models == nil {
+			res.Models = make([]string, 0, min(a.core.maxTurns, 8))
+		}
+		res.Models = append(res.Models, r.model)
 		calls := r.toolCalls()
 		ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) })
 		paused := len(ext) > 0 && !final

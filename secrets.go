@@ -6,7 +6,7 @@ import (
 )
 
 // secrets are the values an agent was given that must not show in its
-// errors or logs: the API key, MCP servers' header values and the
+// errors or logs: the API keys (its own and its fallbacks'), MCP servers' header values and the
 // environment variables given to their subprocesses. Providers and
 // servers echo them back more often than one would think: in an error
 // about a bad key, in a server's start-up output.
@@ -26,6 +26,9 @@ func secretsOf(cfg *config) secrets {
 	}
 	if cfg.apiKey != nil {
 		add(*cfg.apiKey)
+	}
+	for _, f := range cfg.fallbacks {
+		add(f.APIKey)
 	}
 	for _, srv := range cfg.mcp {
 		for _, vs := range srv.header {

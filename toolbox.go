@@ -41,7 +41,7 @@ func (b *toolbox) init(cfg *config) error {
 			t.params = p
 		}
 	}
-	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, approve: cfg.approve, maxOutput: cfg.maxOutput, log: cfg.logger, tel: cfg.telemetry}
+	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, middleware: toolMiddleware(cfg), maxOutput: cfg.maxOutput, log: cfg.logger, tel: cfg.telemetry}
 	if err := b.rebuild(); err != nil {
 		return err
 	}
@@ -105,12 +105,12 @@ type toolset struct {
 
 // callPolicy is how an agent runs tool calls.
 type callPolicy struct {
-	limit     int           // calls run per turn
-	timeout   time.Duration // per turn's calls; 0 for none
-	approve   func(context.Context, ToolCall) error
-	maxOutput int // bytes of a tool's output the model reads
-	log       *slog.Logger
-	tel       *telemetry
+	limit      int              // calls run per turn
+	timeout    time.Duration    // per turn's calls; 0 for none
+	middleware []ToolMiddleware // approval first; nil for none
+	maxOutput  int              // bytes of a tool's output the model reads
+	log        *slog.Logger
+	tel        *telemetry
 }
 
 func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {

@@ -193,23 +193,30 @@ var errAbandoned = errors.New("abandoned")
 // validator and the decoder are deep, and growing a fresh goroutine's stack
 // for them cost more than the work itself.
 func (ts *toolset) prepare(call ToolCall) (*Tool, invocation, error) {
+	t, run, err := ts.bind(call)
+	if err != nil && t != nil {
+		err = fmt.Errorf("tool %q: %w", call.Name, err)
+	}
+	return t, run, err
+}
+
+// bind is prepare with errors that do not name the tool.
+func (ts *toolset) bind(call ToolCall) (*Tool, invocation, error) {
 	t := ts.byName[call.Name]
 	if t == nil {
 		return nil, nil, fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
 	}
 	args := t.dropNulls(json.RawMessage(call.Arguments))
 	if err := t.validate(args); err != nil {
-		return nil, nil, fmt.Errorf("tool %q: %w", call.Name, err)
+		return t, nil, err
 	}
 	run, err := t.bind(args)
-	if err != nil {
-		return nil, nil, fmt.Errorf("tool %q: %w", call.Name, err)
-	}
-	return t, run, nil
+	return t, run, err
 }
 
-// invoke asks for approval and runs a prepared call, recovering a panic of
-// either. Its result is encoded by the caller, for the same reason.
+// invoke runs a prepared call through the middleware, approval first,
+// recovering a panic of any of them. Its result is encoded by the caller,
+// for the same reason, when no middleware needs it as text.
 func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -221,12 +228,12 @@ func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (o
 	if sinkFrom(ctx) != nil {
 		ctx = context.WithValue(ctx, callKey{}, call) // an agent tool labels its events with it
 	}
-	if ts.approve != nil {
-		if err := ts.approve(ctx, call); err != nil {
-			return nil, fmt.Errorf("tool %q: %w: %w", call.Name, ErrNotApproved, err)
-		}
+	if ts.middleware != nil {
+		out, err = ts.throughMiddleware(ctx, call, run)
+	} else {
+		out, err = run(ctx)
 	}
-	if out, err = run(ctx); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", call.Name, err)
 	}
 	return out, nil

@@ -413,6 +413,7 @@ func (r *Result) merge(o *Result) {
 	r.Text, r.Reasoning = o.Text, o.Reasoning
 	r.Messages = append(r.Messages, o.Messages...)
 	r.Turns += o.Turns
+	r.Models = append(r.Models, o.Models...)
 	r.ToolCalls = append(r.ToolCalls, o.ToolCalls...)
 	r.Usage.add(o.Usage)
 }

@@ -1,0 +1,138 @@
+package robby
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/openai/openai-go/v3/option"
+	"github.com/robby-go/robby/robbytest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const fallbackKey = "sk-fallback-0123456789"
+
+var noRetries = option.WithMaxRetries(0)
+
+// TestFallback checks which failures of the agent's model move a call to
+// its fallback, plain and streamed.
+func TestFallback(t *testing.T) {
+	overflow := `{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`
+	cases := []struct {
+		name    string
+		primary robbytest.Reply // nil Reply: the primary is a closed server
+		closed  bool
+		larger  bool // the fallback is marked LargerContext
+		switch_ bool
+	}{
+		{name: "503", primary: robbytest.Error(503, `{"error":{"message":"overloaded"}}`), switch_: true},
+		{name: "429", primary: robbytest.Error(429, `{"error":{"message":"rate limited"}}`), switch_: true},
+		{name: "500", primary: robbytest.Error(500, `oops`), switch_: true},
+		{name: "connection refused", closed: true, switch_: true},
+		{name: "context length, larger fallback", primary: robbytest.Error(400, overflow), larger: true, switch_: true},
+		{name: "context length, fallback not larger", primary: robbytest.Error(400, overflow)},
+		{name: "400", primary: robbytest.Error(400, `{"error":{"message":"bad request"}}`)},
+		{name: "401", primary: robbytest.Error(401, `{"error":{"message":"bad key"}}`)},
+	}
+	for _, tc := range cases {
+		for _, stream := range []bool{false, true} {
+			t.Run(tc.name+"/"+faultMode(stream), func(t *testing.T) {
+				primary := newServer(t)
+				primary.Reply(tc.primary)
+				url := primary.URL
+				if tc.closed {
+					dead := httptest.NewServer(http.NotFoundHandler())
+					url = dead.URL
+					dead.Close()
+				}
+				second := newServer(t)
+				second.Reply(robbytest.Text("from the fallback"))
+				a, err := New(WithBaseURL(url), WithAPIKey("sk-primary-0123456789"), WithModel("small"),
+					WithRequestOptions(noRetries), WithFallback(Fallback{Model: "big", BaseURL: second.URL, APIKey: fallbackKey, LargerContext: tc.larger}))
+				require.NoError(t, err)
+				defer a.Close()
+
+				res, _, err := faultAsk(t.Context(), a, stream, "Hi")
+				if !tc.switch_ {
+					require.Error(t, err)
+					assert.Empty(t, second.Requests(), "no switch")
+					var apiErr *APIError
+					assert.ErrorAs(t, err, &apiErr)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, "from the fallback", res.Text)
+				assert.Equal(t, []string{"big"}, res.Models)
+				reqs := second.Requests()
+				require.Len(t, reqs, 1)
+				assert.Equal(t, "big", reqs[0].Model)
+				assert.Equal(t, stream, reqs[0].Stream)
+				assert.Equal(t, "Bearer "+fallbackKey, reqs[0].Header.Get("Authorization"))
+				checkConsistent(t, a.Messages())
+			})
+		}
+	}
+}
+
+// TestFallbackNeverSwitchesMidStream checks that a stream that began is
+// not sent again to another model when it breaks.
+func TestFallbackNeverSwitchesMidStream(t *testing.T) {
+	primary := newServer(t)
+	primary.Reply(robbytest.Handler(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, faultChunk("half "))
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	second := newServer(t)
+	second.Reply(robbytest.Text("from the fallback"))
+	a := newTestAgent(t, primary, WithFallback(Fallback{Model: "big", BaseURL: second.URL}))
+	res, deltas, err := faultAsk(t.Context(), a, true, "Hi")
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.Equal(t, []string{"half "}, deltas)
+	assert.Equal(t, "half ", res.Text)
+	assert.Empty(t, second.Requests(), "a stream that began is never switched")
+}
+
+// TestFallbackAllFail checks the error when every model fails: each
+// model's error, no key in it.
+func TestFallbackAllFail(t *testing.T) {
+	primary := newServer(t)
+	primary.Reply(robbytest.Error(503, `{"error":{"message":"overloaded, key sk-primary-0123456789"}}`))
+	second := newServer(t)
+	second.Reply(robbytest.Error(502, `{"error":{"message":"bad gateway for `+fallbackKey+`"}}`))
+	a, err := New(WithBaseURL(primary.URL), WithAPIKey("sk-primary-0123456789"), WithModel("small"), WithRequestOptions(noRetries),
+		WithFallback(Fallback{Model: "mid", BaseURL: second.URL, APIKey: fallbackKey}, Fallback{Model: "same-endpoint"}))
+	require.NoError(t, err)
+	defer a.Close()
+	primary.Reply(robbytest.Error(500, `{"error":{"message":"still down"}}`))
+
+	before := a.Messages()
+	_, err = a.Run(t.Context(), "Hi")
+	var fe *FallbackError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, []string{"small", "mid", "same-endpoint"}, fe.Models)
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 503, apiErr.StatusCode)
+	assert.NotContains(t, err.Error(), "sk-primary-0123456789")
+	assert.NotContains(t, err.Error(), fallbackKey)
+	assert.Contains(t, err.Error(), "still down")
+	reqs := primary.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "same-endpoint", reqs[1].Model)
+	assert.Equal(t, "Bearer sk-primary-0123456789", reqs[1].Header.Get("Authorization"), "the agent's key on its own endpoint")
+	assert.Equal(t, before, a.Messages())
+}
+
+func TestFallbackOptionErrors(t *testing.T) {
+	_, err := New(WithModel("m"), WithFallback(Fallback{}))
+	require.ErrorContains(t, err, "WithFallback: fallback 1 has no Model")
+	_, err = New(WithModel("m"), WithFallback(Fallback{Model: "x", BaseURL: "localhost:8080/v1"}))
+	require.ErrorContains(t, err, `WithFallback: fallback "x": "localhost:8080/v1" is not an absolute`)
+}

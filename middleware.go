@@ -1,0 +1,235 @@
+package robby
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Middleware wraps each model call and each tool call of an agent, to see
+// them, change them or refuse them: log or trace them, redact a prompt,
+// answer from a cache, limit a rate. A middleware gets the call and the
+// next handler; it calls next to go on, or returns without calling it.
+// Middleware given first is outermost: it sees the call first and the
+// result last. An agent with none pays nothing for the hooks.
+//
+// Middleware is called on the goroutine of the call it wraps: a model
+// call's on the run's, a tool call's on the goroutine running the tool,
+// concurrently with the other calls of its turn. A tool middleware's panic
+// is recovered as the tool's would be ([ErrToolPanic]); a model
+// middleware's is the run's, as any panic of the caller's code.
+
+// A ModelRequest is one model call as a [ModelMiddleware] sees it: the
+// chat-completions request about to be sent, after [WithCompaction] fitted
+// it. A middleware changes the request by changing its fields: setting
+// Model, or replacing Messages or an element of them. The JSON values are
+// shared with the conversation: never write into them, replace them.
+type ModelRequest struct {
+	// Model is the model asked for: the agent's ([WithModel]), or the
+	// run's ([WithRunParams]). [WithFallback]'s models are tried after it,
+	// if it fails.
+	Model string
+	// Messages are the messages sent, in order, each as the
+	// chat-completions API takes it (such as
+	// {"role":"user","content":"Hello"}). Changing them changes what the
+	// model reads, not the conversation.
+	Messages []json.RawMessage
+	// Tools are the definitions of the tools offered, as the API takes
+	// them.
+	Tools []json.RawMessage
+	// Stream is whether the reply is streamed. In a streamed call, the
+	// text and reasoning reach the run's events as they arrive, while next
+	// runs; a response a middleware returns without calling next is sent
+	// to them whole.
+	Stream bool
+}
+
+// A ModelResponse is the reply to a [ModelRequest]: the assistant message,
+// read whole from a plain response or put together from a stream. A
+// middleware may change it: the run keeps what the last middleware
+// returns. The text and reasoning of a streamed reply have reached the
+// run's events already: changing them changes the result and the
+// conversation only.
+type ModelResponse struct {
+	// Model is the model that answered: the one asked for, or the
+	// [Fallback] that took over from it.
+	Model string
+	// Text is the answer, or the model's refusal.
+	Text string
+	// Reasoning is the reasoning the model showed, for providers that
+	// send it.
+	Reasoning string
+	// ToolCalls are the calls the model asked for, each with an ID.
+	ToolCalls []ToolCall
+	// FinishReason is why the model stopped, as the provider says it:
+	// "stop", "tool_calls", "length", ...
+	FinishReason string
+	// Usage is the call's usage, as the provider reported it.
+	Usage Usage
+
+	extras map[string]map[string]any // provider fields of the calls, by ID
+}
+
+// A ModelHandler makes a model call: the next middleware's, or robby's
+// own, which sends the request. On error, a response that is not nil holds
+// what arrived before the error.
+type ModelHandler func(ctx context.Context, req *ModelRequest) (*ModelResponse, error)
+
+// A ModelMiddleware wraps a model call: it may look at or change req, call
+// next (or not, to answer itself or refuse with an error), and look at or
+// change the response.
+type ModelMiddleware func(ctx context.Context, req *ModelRequest, next ModelHandler) (*ModelResponse, error)
+
+// A ToolHandler runs a tool call and returns what the model reads of it: the
+// tool's output (a string as it is, another value as JSON), before
+// [WithMaxToolOutput] cuts it. An error is read by the model as
+// "Error: " and its text.
+type ToolHandler func(ctx context.Context, call ToolCall) (string, error)
+
+// A ToolMiddleware wraps a tool call, after the tool was found and its
+// arguments checked against its schema: it may look at the call, call
+// next (with the call changed: other arguments are checked again), or
+// return without calling it, to answer itself or refuse with an error, and
+// look at or change the output.
+type ToolMiddleware func(ctx context.Context, call ToolCall, next ToolHandler) (string, error)
+
+// WithModelMiddleware wraps every model call of the agent (the turns of
+// runs, the building blocks', the summaries of [WithCompaction]) in mw, in
+// order: the first given is the outermost. Given again, it adds to the
+// list.
+func WithModelMiddleware(mw ...ModelMiddleware) Option {
+	return func(c *config) error {
+		if slices.ContainsFunc(mw, func(m ModelMiddleware) bool { return m == nil }) {
+			return errors.New("WithModelMiddleware: nil middleware")
+		}
+		c.modelMW = append(c.modelMW, mw...)
+		return nil
+	}
+}
+
+// WithToolMiddleware wraps every tool call the agent runs, local or MCP, in
+// mw, in order: the first given is the outermost. [WithApproval]'s
+// callback, if set, comes before all of them. Given again, it adds to the
+// list.
+func WithToolMiddleware(mw ...ToolMiddleware) Option {
+	return func(c *config) error {
+		if slices.ContainsFunc(mw, func(m ToolMiddleware) bool { return m == nil }) {
+			return errors.New("WithToolMiddleware: nil middleware")
+		}
+		c.toolMW = append(c.toolMW, mw...)
+		return nil
+	}
+}
+
+// approval is the tool middleware of [WithApproval].
+func approval(approve func(context.Context, ToolCall) error) ToolMiddleware {
+	return func(ctx context.Context, call ToolCall, next ToolHandler) (string, error) {
+		if err := approve(ctx, call); err != nil {
+			return "", fmt.Errorf("%w: %w", ErrNotApproved, err)
+		}
+		return next(ctx, call)
+	}
+}
+
+// toolMiddleware returns the tool middleware of cfg, approval first; nil
+// for none.
+func toolMiddleware(cfg *config) []ToolMiddleware {
+	if cfg.approve == nil {
+		return slices.Clone(cfg.toolMW)
+	}
+	return append([]ToolMiddleware{approval(cfg.approve)}, cfg.toolMW...)
+}
+
+// throughMiddleware runs a prepared call through the tool middleware.
+// The innermost handler runs the tool, after checking and decoding the
+// arguments again if a middleware changed the call.
+func (ts *toolset) throughMiddleware(ctx context.Context, call ToolCall, run invocation) (string, error) {
+	h := func(ctx context.Context, c ToolCall) (string, error) {
+		if c != call {
+			_, inv, err := ts.bind(c)
+			if err != nil {
+				return "", err
+			}
+			run = inv
+		}
+		out, err := run(ctx)
+		if err != nil {
+			return "", err
+		}
+		return encodeResult(out)
+	}
+	for _, mw := range slices.Backward(ts.middleware) {
+		next := h
+		h = func(ctx context.Context, c ToolCall) (string, error) { return mw(ctx, c, next) }
+	}
+	return h(ctx, call)
+}
+
+// throughMiddleware makes a model call through the model middleware. The
+// innermost handler sends the request as the middleware left it; a
+// streamed reply that no handler sent (an answer from a cache) reaches
+// onDelta whole.
+func (a *Agent) throughMiddleware(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
+	mr := &ModelRequest{
+		Model:    a.core.modelOf(req),
+		Messages: slices.Concat(req.history[:req.lead], req.system, req.history[req.lead:], req.pending),
+		Tools:    slices.Concat(req.tools, req.caller),
+		Stream:   req.stream,
+	}
+	streamed := false
+	h := func(ctx context.Context, mr *ModelRequest) (*ModelResponse, error) {
+		sent := &request{head: req.head, history: mr.Messages, tools: mr.Tools, stream: req.stream,
+			params: req.params, model: req.model}
+		d := onDelta
+		if d != nil {
+			d = func(piece *delta) error {
+				streamed = true
+				return onDelta(piece)
+			}
+		}
+		r, err := a.send(ctx, sent, mr.Model, d)
+		return r.response(), err
+	}
+	for _, mw := range slices.Backward(a.core.modelMW) {
+		next := h
+		h = func(ctx context.Context, mr *ModelRequest) (*ModelResponse, error) { return mw(ctx, mr, next) }
+	}
+	resp, err := h(ctx, mr)
+	if resp == nil {
+		if err == nil {
+			err = errors.New("robby: a model middleware returned neither a response nor an error")
+		}
+		return nil, err
+	}
+	r := resp.reply()
+	if err == nil && onDelta != nil && !streamed && (resp.Text != "" || resp.Reasoning != "") {
+		err = onDelta(&delta{text: resp.Text, reasoning: resp.Reasoning})
+	}
+	return r, err
+}
+
+// response returns the reply as a [ModelResponse], its calls given their
+// final IDs; nil for nil.
+func (r *reply) response() *ModelResponse {
+	if r == nil {
+		return nil
+	}
+	calls := r.toolCalls()
+	return &ModelResponse{Model: r.model, Text: r.text.String(), Reasoning: r.reasoning.String(), ToolCalls: calls,
+		FinishReason: r.finish, Usage: r.usage, extras: r.extras}
+}
+
+// reply returns the reply the response stands for.
+func (m *ModelResponse) reply() *reply {
+	r := &reply{finish: m.FinishReason, usage: m.Usage, model: m.Model}
+	r.text.WriteString(m.Text)
+	r.reasoning.WriteString(m.Reasoning)
+	for _, c := range m.ToolCalls {
+		b := &callBuilder{id: c.ID, name: c.Name, extra: m.extras[c.ID]}
+		b.args.write(c.Arguments)
+		r.calls = append(r.calls, b)
+	}
+	return r
+}
