@@ -84,6 +84,8 @@ func New(opts ...Option) (*Agent, error) {
 	if cfg.params.Model == "" {
 		return nil, errors.New("robby: no model: use WithModel")
 	}
+	cfg.secrets = secretsOf(&cfg)
+	cfg.logger = cfg.secrets.logger(cfg.logger)
 	tel, err := newTelemetry(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("robby: %w", err)
@@ -95,7 +97,7 @@ func New(opts ...Option) (*Agent, error) {
 		maxTurns:   cfg.maxTurns,
 		finalTurn:  cfg.finalTurn,
 		log:        cfg.logger,
-		secrets:    secretsOf(&cfg),
+		secrets:    cfg.secrets,
 		tel:        tel,
 		modelMW:    slices.Clone(cfg.modelMW),
 		window:     cfg.window,

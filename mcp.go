@@ -44,6 +44,7 @@ type MCPServer struct {
 	timeout  time.Duration
 	grace    time.Duration
 	traced   bool // the agent traces: HTTP requests carry the trace context
+	secrets  []string
 }
 
 // Defaults of an [MCPServer].
@@ -125,6 +126,17 @@ func (s MCPServer) Name() string { return s.name }
 // WithEnv adds "KEY=value" variables to a command server's environment.
 func (s MCPServer) WithEnv(env ...string) MCPServer {
 	s.env = append(slices.Clip(s.env), env...)
+	return s
+}
+
+// WithSecrets marks values the server's description holds, in its command
+// line, URL, headers or environment, as secrets: the agent keeps them out
+// of its errors and logs, as it does its API key, the server's header
+// values and the values given with [MCPServer.WithEnv]. A loader that
+// expands variables (package mcpconfig) marks what it put in. Values
+// shorter than 8 bytes are not taken for secrets.
+func (s MCPServer) WithSecrets(values ...string) MCPServer {
+	s.secrets = append(slices.Clip(s.secrets), values...)
 	return s
 }
 

@@ -19,9 +19,10 @@ import (
 
 // mcpHub holds an agent's sessions with its MCP servers.
 type mcpHub struct {
-	conns    []*mcpConn
-	servers  int      // configured, connected or not: names must not depend on which are up
-	keep     []string // WithMCPTools
+	conns    []*mcpConn // connected at start
+	all      []*mcpConn // every server configured, left out or not
+	servers  int        // configured, connected or not: names must not depend on which are up
+	keep     []string   // WithMCPTools
 	portable bool
 	local    map[string]*Tool
 	log      *slog.Logger
@@ -40,7 +41,8 @@ type mcpConn struct {
 	mu        sync.Mutex
 	session   *mcp.ClientSession
 	tools     []*mcp.Tool
-	down      bool // the session ended
+	down      bool  // the session ended
+	leftOut   error // why an optional server was left out at start
 	restarted bool
 	cancel    context.CancelFunc // ends the session's context, after it is closed
 	cmd       *exec.Cmd          // a command server's process
@@ -59,7 +61,7 @@ type progressTarget struct {
 // connectMCP connects to every server in parallel. It fails if a server
 // that is not optional cannot be reached, naming each.
 func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
-	h := &mcpHub{secrets: secretsOf(cfg), servers: len(cfg.mcp), keep: cfg.mcpTools, portable: cfg.portable, local: local,
+	h := &mcpHub{secrets: cfg.secrets, servers: len(cfg.mcp), keep: cfg.mcpTools, portable: cfg.portable, local: local,
 		log: cfg.logger, tel: cfg.telemetry}
 	conns := make([]*mcpConn, len(cfg.mcp))
 	errs := make([]error, len(cfg.mcp))
@@ -72,12 +74,14 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 		wg.Go(func() { errs[i] = c.start(context.Background()) })
 	}
 	wg.Wait()
+	h.all = conns
 	var failed []error
 	for i, c := range conns {
 		switch {
 		case errs[i] == nil:
 			h.conns = append(h.conns, c)
 		case c.spec.optional:
+			c.leftOut = errs[i]
 			h.log.Warn("robby: optional MCP server left out", slog.String("server", c.spec.name), slog.Any("error", errs[i]))
 		default:
 			failed = append(failed, errs[i])

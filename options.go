@@ -42,6 +42,7 @@ type config struct {
 	timeout   time.Duration
 	maxOutput int
 	logger    *slog.Logger
+	secrets   secrets // computed by New, once the options are applied
 	finalTurn bool
 	approve   func(context.Context, ToolCall) error
 	toolMW    []ToolMiddleware

@@ -99,7 +99,7 @@ func newTelemetry(cfg *config) (*telemetry, error) {
 	if cfg.tracerProvider == nil && cfg.meterProvider == nil {
 		return nil, nil
 	}
-	t := &telemetry{content: cfg.tracedContent, secrets: secretsOf(cfg), prop: propagation.TraceContext{}}
+	t := &telemetry{content: cfg.tracedContent, secrets: cfg.secrets, prop: propagation.TraceContext{}}
 	if cfg.tracerProvider != nil {
 		t.tracer = cfg.tracerProvider.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL))
 	}

@@ -15,27 +15,28 @@ func (e *entry) expand() error {
 		s     *string
 		where string
 	}{{&e.command, `"command"`}, {&e.url, `"url"`}, {&e.cwd, `"cwd"`}} {
-		if err := expandField(f.s, f.where); err != nil {
+		if err := e.expandField(f.s, f.where); err != nil {
 			return err
 		}
 	}
 	for i := range e.args {
-		if err := expandField(&e.args[i], fmt.Sprintf(`"args"[%d]`, i)); err != nil {
+		if err := e.expandField(&e.args[i], fmt.Sprintf(`"args"[%d]`, i)); err != nil {
 			return err
 		}
 	}
-	if err := expandMap(e.env, "env"); err != nil {
+	if err := e.expandMap(e.env, "env"); err != nil {
 		return err
 	}
-	if err := expandMap(e.headers, "headers"); err != nil {
+	if err := e.expandMap(e.headers, "headers"); err != nil {
 		return err
 	}
 	return checkHeaderValues(e.headers)
 }
 
-// expandField replaces the variables in *s, saying where they were.
-func expandField(s *string, where string) error {
-	v, err := expandVars(*s)
+// expandField replaces the variables in *s, saying where they were, and
+// keeps their values as secrets.
+func (e *entry) expandField(s *string, where string) error {
+	v, err := expandVars(*s, &e.secrets)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
@@ -44,10 +45,10 @@ func expandField(s *string, where string) error {
 }
 
 // expandMap replaces the variables in the values of m, in key order.
-func expandMap(m map[string]string, name string) error {
+func (e *entry) expandMap(m map[string]string, name string) error {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
-		if err := expandField(&v, fmt.Sprintf("%q %q", name, k)); err != nil {
+		if err := e.expandField(&v, fmt.Sprintf("%q %q", name, k)); err != nil {
 			return err
 		}
 		m[k] = v
@@ -67,9 +68,11 @@ func checkHeaderValues(h map[string]string) error {
 }
 
 // expandVars replaces ${VAR}, ${env:VAR} and ${VAR:-default} with the
-// environment's values. Unlike [os.ExpandEnv], it leaves $VAR and a lone $
-// alone, and fails on a variable that is not set.
-func expandVars(s string) (string, error) {
+// environment's values, appending to values each one the environment
+// gave (a default written in the file is no secret). Unlike
+// [os.ExpandEnv], it leaves $VAR and a lone $ alone, and fails on a
+// variable that is not set.
+func expandVars(s string, values *[]string) (string, error) {
 	var b strings.Builder
 	for {
 		i := strings.Index(s, "${")
@@ -81,9 +84,12 @@ func expandVars(s string) (string, error) {
 		if j < 0 {
 			return "", errors.New("unterminated ${") // the value may be a secret
 		}
-		v, err := lookupVar(s[i+2 : i+j])
+		v, fromEnv, err := lookupVar(s[i+2 : i+j])
 		if err != nil {
 			return "", err
+		}
+		if fromEnv && !slices.Contains(*values, v) {
+			*values = append(*values, v)
 		}
 		b.WriteString(s[:i])
 		b.WriteString(v)
@@ -92,20 +98,20 @@ func expandVars(s string) (string, error) {
 }
 
 // lookupVar returns the value of a variable reference, the text between
-// ${ and }.
-func lookupVar(ref string) (string, error) {
+// ${ and }, and whether the environment gave it.
+func lookupVar(ref string) (v string, fromEnv bool, err error) {
 	if strings.HasPrefix(ref, "input:") {
-		return "", fmt.Errorf("${%s}: VS Code inputs are not supported: use ${env:NAME}", ref)
+		return "", false, fmt.Errorf("${%s}: VS Code inputs are not supported: use ${env:NAME}", ref)
 	}
 	name, def, hasDef := strings.Cut(strings.TrimPrefix(ref, "env:"), ":-")
 	if name == "" {
-		return "", fmt.Errorf("${%s}: no variable name", ref)
+		return "", false, fmt.Errorf("${%s}: no variable name", ref)
 	}
 	if v, ok := os.LookupEnv(name); ok && (v != "" || !hasDef) {
-		return v, nil
+		return v, true, nil
 	}
 	if hasDef {
-		return def, nil
+		return def, false, nil
 	}
-	return "", fmt.Errorf("environment variable %s is not set", name)
+	return "", false, fmt.Errorf("environment variable %s is not set", name)
 }

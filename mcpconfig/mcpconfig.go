@@ -56,7 +56,9 @@
 // ${VAR}, ${env:VAR} and ${VAR:-default} in the command, args, cwd, env
 // values, url, header values and the OAuth client ID and secret are replaced with the program's
 // environment variable, so that secrets stay out of the file; a variable
-// that is not set, and has no default, is an error. A $ not followed by {
+// that is not set, and has no default, is an error. Every value put in so
+// is a secret ([robby.MCPServer.WithSecrets]): the agent keeps it out of
+// its errors and logs. A $ not followed by {
 // is kept as is. Comments and trailing commas, which VS Code allows, are
 // accepted.
 //
@@ -194,6 +196,7 @@ type entry struct {
 	env, headers                    map[string]string
 	disabled, optional              bool
 	oauth                           *oauthEntry
+	secrets                         []string // the values of the variables expanded
 }
 
 // serverOf builds the server of an entry, or tells that it is
@@ -275,7 +278,7 @@ func (e entry) server(name string, o *options) (robby.MCPServer, error) {
 		return robby.MCPServer{}, err
 	}
 	if e.oauth != nil {
-		if err := e.oauth.expand(); err != nil {
+		if err := e.oauth.expand(&e); err != nil {
 			return robby.MCPServer{}, err
 		}
 	}
@@ -297,7 +300,7 @@ func (e entry) server(name string, o *options) (robby.MCPServer, error) {
 	for _, k := range slices.Sorted(maps.Keys(e.headers)) {
 		s = s.WithHeader(k, e.headers[k])
 	}
-	s = s.WithAllow(e.allow...).WithDeny(e.deny...)
+	s = s.WithAllow(e.allow...).WithDeny(e.deny...).WithSecrets(e.secrets...)
 	if e.optional {
 		s = s.WithOptional()
 	}

@@ -22,6 +22,7 @@ type expected struct {
 	args, env, allow, deny        []string
 	header                        map[string]string
 	optional                      bool
+	secrets                       []string // the values ${VAR} took from the environment
 }
 
 // server builds the server w describes with robby's constructors.
@@ -43,6 +44,9 @@ func (w expected) server() robby.MCPServer {
 	s = s.WithAllow(w.allow...).WithDeny(w.deny...)
 	if w.optional {
 		s = s.WithOptional()
+	}
+	if w.secrets != nil {
+		s = s.WithSecrets(w.secrets...)
 	}
 	return s
 }
@@ -75,7 +79,7 @@ func TestLoadFormats(t *testing.T) {
 		}, {
 			name: "github", kind: "stdio", command: "docker",
 			args: []string{"run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"},
-			env:  []string{"GITHUB_PERSONAL_ACCESS_TOKEN=ghp_secret"},
+			env:  []string{"GITHUB_PERSONAL_ACCESS_TOKEN=ghp_secret"}, secrets: []string{"ghp_secret"},
 		}, {
 			name: "sqlite", kind: "stdio", command: "uvx",
 			args: []string{"mcp-server-sqlite", "--db-path", "/Users/username/test.db"},
@@ -85,7 +89,7 @@ func TestLoadFormats(t *testing.T) {
 		file: "cursor.json", // puppeteer is disabled
 		want: []expected{{
 			name: "context7", kind: "http", url: "https://mcp.context7.com/mcp",
-			header: map[string]string{"Context7_api_key": "ctx7"},
+			header: map[string]string{"Context7_api_key": "ctx7"}, secrets: []string{"ctx7"},
 		}, {
 			name: "legacy", kind: "sse", url: "http://localhost:8000/sse",
 		}, {
@@ -100,13 +104,13 @@ func TestLoadFormats(t *testing.T) {
 		}, {
 			name: "perplexity", kind: "stdio", command: "npx",
 			args: []string{"-y", "server-perplexity-ask"},
-			env:  []string{"PERPLEXITY_API_KEY=pplx"},
+			env:  []string{"PERPLEXITY_API_KEY=pplx"}, secrets: []string{"pplx"},
 		}},
 	}, {
 		file: "claude_code.json", // ${VAR:-default}, literal $
 		want: []expected{{
 			name: "api-server", kind: "http", url: "https://api.example.com/mcp",
-			header: map[string]string{"Authorization": "Bearer k3y"},
+			header: map[string]string{"Authorization": "Bearer k3y"}, secrets: []string{"k3y"},
 		}, {
 			name: "my-tool", kind: "stdio", command: "node",
 			args: []string{"./my-mcp-server.js"},
@@ -188,7 +192,7 @@ func TestParseEnvExpansion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := expandVars(tt.in)
+			got, err := expandVars(tt.in, new([]string))
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -203,10 +207,10 @@ func TestParseEnvExpansion(t *testing.T) {
 		require.NoError(t, err)
 		assertMCPServers(t, []expected{{
 			name: "cmd", kind: "stdio", command: "alpha", args: []string{"--x=alpha", "$HOME"},
-			env: []string{"A=1", "B=alpha"}, dir: "/tmp/alpha",
+			env: []string{"A=1", "B=alpha"}, dir: "/tmp/alpha", secrets: []string{"alpha"},
 		}, {
 			name: "web", kind: "http", url: "https://alpha.example.com/mcp",
-			header: map[string]string{"X-Key": "alpha"},
+			header: map[string]string{"X-Key": "alpha"}, secrets: []string{"alpha"},
 		}}, got)
 	})
 }

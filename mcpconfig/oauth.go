@@ -90,12 +90,13 @@ func decodeOAuth(fields map[string]json.RawMessage) (*oauthEntry, error) {
 	return o, nil
 }
 
-// expand replaces the variables in the client's ID and secret.
-func (o *oauthEntry) expand() error {
-	if err := expandField(&o.clientID, fmt.Sprintf("%q client ID", o.key)); err != nil {
+// expand replaces the variables in the client's ID and secret, keeping
+// their values among e's secrets.
+func (o *oauthEntry) expand(e *entry) error {
+	if err := e.expandField(&o.clientID, fmt.Sprintf("%q client ID", o.key)); err != nil {
 		return err
 	}
-	return expandField(&o.clientSecret, fmt.Sprintf("%q client secret", o.key))
+	return e.expandField(&o.clientSecret, fmt.Sprintf("%q client secret", o.key))
 }
 
 // withOAuth gives s, a server of the given kind at url, its OAuth handler

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/knowledge"
@@ -155,8 +156,22 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 	agent, err := robby.New(append(opts, telemetry...)...)
 	if err != nil {
 		f.close()
+		return nil, err
 	}
-	return agent, err
+	printMCPStatus(stderr, agent)
+	return agent, nil
+}
+
+// printMCPStatus says which MCP servers are up, one line a server, and why
+// those left out are: without a logger, nothing else would say it.
+func printMCPStatus(w io.Writer, agent *robby.Agent) {
+	for _, st := range agent.MCPStatus() {
+		if st.Connected {
+			fmt.Fprintf(w, "robby: MCP server %s (%s): %d tools\n", st.Name, st.Transport, st.Tools)
+		} else {
+			fmt.Fprintf(w, "robby: MCP server %s (%s) left out: %s\n", st.Name, st.Transport, firstLine(strings.TrimPrefix(st.Err.Error(), "robby: ")))
+		}
+	}
 }
 
 // close closes what newAgent opened besides the agent.
@@ -177,4 +192,10 @@ func explain(err error, baseURL string) error {
 			"or point -base-url at Ollama (http://localhost:11434/v1) or another endpoint", err, baseURL)
 	}
 	return err
+}
+
+// firstLine returns s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
