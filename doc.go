@@ -126,8 +126,9 @@
 // each run, a chat span for each model call (models, finish reasons,
 // tokens, server) and an execute_tool span for each tool call, errors
 // marked with a low-cardinality error.type; the histograms
-// gen_ai.client.token.usage, gen_ai.client.operation.duration and
-// robby.tool.duration, and the counter robby.runs by outcome. The trace
+// gen_ai.client.token.usage, gen_ai.client.operation.duration (and
+// time_to_first_chunk) and robby.tool.duration, and the counter robby.runs
+// by outcome. The trace
 // context goes with every request to the model and to MCP servers.
 // Prompts and answers stay out of the spans unless [WithTracedContent] is
 // given, and secrets never enter them. Without a provider, nothing is

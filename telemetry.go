@@ -39,7 +39,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 
 // WithMeterProvider has the agent record OpenTelemetry metrics: the GenAI
 // histograms gen_ai.client.token.usage and gen_ai.client.operation.duration
-// for model calls, robby.tool.duration for tool calls (with error.type for
+// for model calls (and gen_ai.client.operation.time_to_first_chunk for
+// streamed ones), robby.tool.duration for tool calls (with error.type for
 // those that failed) and the counter robby.runs by outcome (answered,
 // pending, max_turns, canceled, error).
 //
@@ -83,10 +84,11 @@ type telemetry struct {
 
 // instruments are the agent's metrics.
 type instruments struct {
-	tokens   genaiconv.ClientTokenUsage
-	duration genaiconv.ClientOperationDuration
-	tools    metric.Float64Histogram
-	runs     metric.Int64Counter
+	tokens     genaiconv.ClientTokenUsage
+	duration   genaiconv.ClientOperationDuration
+	firstChunk genaiconv.ClientOperationTimeToFirstChunk
+	tools      metric.Float64Histogram
+	runs       metric.Int64Counter
 }
 
 // The bucket boundaries the GenAI semantic conventions recommend.
@@ -106,7 +108,7 @@ func newTelemetry(cfg *config) (*telemetry, error) {
 	if cfg.meterProvider != nil {
 		m := cfg.meterProvider.Meter(instrumentationName, metric.WithSchemaURL(semconv.SchemaURL))
 		var in instruments
-		var errs [4]error
+		var errs [5]error
 		in.tokens, errs[0] = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(tokenBuckets...))
 		in.duration, errs[1] = genaiconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...))
 		in.tools, errs[2] = m.Float64Histogram("robby.tool.duration", metric.WithUnit("s"),
@@ -114,6 +116,7 @@ func newTelemetry(cfg *config) (*telemetry, error) {
 			metric.WithExplicitBucketBoundaries(durationBuckets...))
 		in.runs, errs[3] = m.Int64Counter("robby.runs", metric.WithUnit("{run}"),
 			metric.WithDescription("Runs of the agent loop, by outcome."))
+		in.firstChunk, errs[4] = genaiconv.NewClientOperationTimeToFirstChunk(m, metric.WithExplicitBucketBoundaries(durationBuckets...))
 		if err := errors.Join(errs[:]...); err != nil {
 			return nil, fmt.Errorf("WithMeterProvider: %w", err)
 		}

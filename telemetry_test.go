@@ -258,6 +258,9 @@ func TestTracedStreamedRun(t *testing.T) {
 		assert.Greater(t, got["gen_ai.response.time_to_first_chunk"], 0.0)
 	}
 	assert.Equal(t, int64(3), attrs(chats[1])["gen_ai.usage.output_tokens"])
+	first := rig.metrics(t)["gen_ai.client.operation.time_to_first_chunk"].(metricdata.Histogram[float64])
+	require.Len(t, first.DataPoints, 1)
+	assert.Equal(t, uint64(2), first.DataPoints[0].Count)
 
 	// A call of a tool the model made up fails, with a low-cardinality
 	// error.type, and its metric does not take the made-up name.
@@ -359,4 +362,22 @@ func TestTelemetryOptionsRefuseNil(t *testing.T) {
 	assert.ErrorContains(t, err, "WithTracerProvider: nil provider")
 	_, err = New(WithModel("m"), WithMeterProvider(nil))
 	assert.ErrorContains(t, err, "WithMeterProvider: nil provider")
+}
+
+// A typed run is one invoke_agent span, whatever the repairs it takes.
+func TestTracedTypedRun(t *testing.T) {
+	rig := newTelemetryRig(t)
+	srv := newServer(t)
+	srv.Reply(robbytest.Answer(badAnswer), robbytest.Answer(parisJSON))
+	a := newTestAgent(t, srv, rig.options()...)
+	got, _, err := RunTyped[city](t.Context(), a, "Describe Paris", WithAnswerMode(AnswerNative))
+	require.NoError(t, err)
+	assert.Equal(t, paris, got)
+	run := rig.span(t, "invoke_agent")
+	assert.Equal(t, int64(2), attrs(run)["robby.turns"])
+	chats := rig.named("chat test-model")
+	require.Len(t, chats, 2)
+	for _, c := range chats {
+		assert.Equal(t, run.SpanContext.SpanID(), c.Parent.SpanID())
+	}
 }

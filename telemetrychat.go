@@ -107,6 +107,9 @@ func (op *chatOp) end(ctx context.Context, r *reply, err error) {
 		common = append(common, semconv.ErrorTypeKey.String(errorType(err)))
 	}
 	op.t.duration.Record(ctx, seconds(op.start), genaiconv.OperationNameChat, provider, common...)
+	if op.stream && op.first > 0 {
+		op.t.firstChunk.Record(ctx, op.first.Seconds(), genaiconv.OperationNameChat, provider, common...)
+	}
 	if r != nil && err == nil {
 		op.t.tokens.Record(ctx, r.usage.PromptTokens, genaiconv.OperationNameChat, provider, genaiconv.TokenTypeInput, common...)
 		op.t.tokens.Record(ctx, r.usage.CompletionTokens, genaiconv.OperationNameChat, provider, genaiconv.TokenTypeOutput, common...)
