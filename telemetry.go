@@ -151,17 +151,27 @@ func (op *runOp) end(ctx context.Context, res *Result, err error) {
 	}
 	outcome := runOutcome(res, err)
 	if op.span != nil {
-		op.span.SetAttributes(
-			semconv.GenAIUsageInputTokens(int(res.Usage.PromptTokens)),
-			semconv.GenAIUsageOutputTokens(int(res.Usage.CompletionTokens)),
-			attribute.Int("robby.turns", res.Turns),
-			attribute.String("robby.outcome", outcome))
+		op.span.SetAttributes(usageAttributes([]attribute.KeyValue{attribute.Int("robby.turns", res.Turns),
+			attribute.String("robby.outcome", outcome)}, res.Usage)...)
 		op.t.fail(op.span, err)
 		op.span.End()
 	}
 	if op.t.instruments != nil {
 		op.t.runs.Add(ctx, 1, metric.WithAttributes(attribute.String("robby.outcome", outcome)))
 	}
+}
+
+// usageAttributes appends the attributes of u to attrs: the tokens in and
+// out, and their cached and reasoning parts when the provider said them.
+func usageAttributes(attrs []attribute.KeyValue, u Usage) []attribute.KeyValue {
+	attrs = append(attrs, semconv.GenAIUsageInputTokens(int(u.PromptTokens)), semconv.GenAIUsageOutputTokens(int(u.CompletionTokens)))
+	if u.CachedPromptTokens > 0 {
+		attrs = append(attrs, semconv.GenAIUsageCacheReadInputTokens(int(u.CachedPromptTokens)))
+	}
+	if u.ReasoningTokens > 0 {
+		attrs = append(attrs, semconv.GenAIUsageReasoningOutputTokens(int(u.ReasoningTokens)))
+	}
+	return attrs
 }
 
 // runOutcome names how a run ended, for the robby.runs counter.

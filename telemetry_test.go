@@ -3,6 +3,7 @@ package robby
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -380,4 +381,27 @@ func TestTracedTypedRun(t *testing.T) {
 	for _, c := range chats {
 		assert.Equal(t, run.SpanContext.SpanID(), c.Parent.SpanID())
 	}
+}
+
+// Cached and reasoning tokens, when the provider reports them, are on the
+// chat span and summed on the run's.
+func TestTracedUsageParts(t *testing.T) {
+	rig := newTelemetryRig(t)
+	srv := newServer(t)
+	srv.Reply(robbytest.Handler(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","model":"o4-mini-2025","choices":[{"index":0,
+			"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],
+			"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120,
+			"prompt_tokens_details":{"cached_tokens":64},"completion_tokens_details":{"reasoning_tokens":12}}}`)
+	}))
+	a := newTestAgent(t, srv, rig.options()...)
+	_, err := a.Run(t.Context(), "hello")
+	require.NoError(t, err)
+	for _, s := range []tracetest.SpanStub{rig.span(t, "chat test-model"), rig.span(t, "invoke_agent")} {
+		got := attrs(s)
+		assert.Equal(t, int64(64), got["gen_ai.usage.cache_read.input_tokens"], s.Name)
+		assert.Equal(t, int64(12), got["gen_ai.usage.reasoning.output_tokens"], s.Name)
+	}
+	assert.Equal(t, "o4-mini-2025", attrs(rig.span(t, "chat test-model"))["gen_ai.response.model"])
 }

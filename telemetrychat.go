@@ -85,9 +85,7 @@ func (op *chatOp) end(ctx context.Context, r *reply, err error) {
 			attrs = append(attrs, semconv.GenAIResponseTimeToFirstChunk(op.first.Seconds()))
 		}
 		if r != nil {
-			attrs = append(attrs,
-				semconv.GenAIUsageInputTokens(int(r.usage.PromptTokens)),
-				semconv.GenAIUsageOutputTokens(int(r.usage.CompletionTokens)))
+			attrs = usageAttributes(attrs, r.usage)
 			if r.finish != "" {
 				attrs = append(attrs, semconv.GenAIResponseFinishReasons(r.finish))
 			}
