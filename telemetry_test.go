@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -198,14 +199,17 @@ func TestTracedRunWithLocalAndMCPTools(t *testing.T) {
 
 	// The MCP server joined the trace, under the tool call's span, through
 	// the HTTP headers and through _meta.
+	// The server's spans end once it has answered: wait for them.
 	for _, name := range []string{"server HTTP POST", "server tools/call lookup"} {
 		var s *tracetest.SpanStub
-		for _, ss := range rig.spans.GetSpans() {
-			if ss.Name == name && ss.Parent.SpanID() == lookup.SpanContext.SpanID() {
-				s = &ss
+		require.Eventually(t, func() bool {
+			for _, ss := range rig.named(name) {
+				if ss.Parent.SpanID() == lookup.SpanContext.SpanID() {
+					s = &ss
+				}
 			}
-		}
-		require.NotNil(t, s, "a span %q under execute_tool lookup", name)
+			return s != nil
+		}, 5*time.Second, 5*time.Millisecond, "a span %q under execute_tool lookup", name)
 		assert.Equal(t, run.SpanContext.TraceID(), s.SpanContext.TraceID())
 	}
 
