@@ -38,7 +38,7 @@ func answerSchemaFor(t reflect.Type) *answerSchema {
 	if s, ok := answerSchemas.Load(t); ok {
 		return s.(*answerSchema)
 	}
-	s, err := jsonschema.ForType(t, nil)
+	s, err := inferSchema(t)
 	as := &answerSchema{err: err}
 	if err == nil {
 		as = newAnswerSchema(s)

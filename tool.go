@@ -46,8 +46,9 @@ func (t Tool) Parameters() map[string]any { return t.params }
 
 // NewTool makes a tool of a typed Go function. The JSON Schema of its
 // arguments is inferred from In, which must be a struct (or a map): field
-// names follow their json tags, and a `jsonschema:"..."` tag gives a field's
-// description. The model's arguments are validated against the schema and
+// names follow their json tags, a `jsonschema:"..."` tag gives a field's
+// description, and an `enum:"low,normal,high"` tag the values it may take
+// (its elements' for a slice or map). The model's arguments are validated against the schema and
 // decoded into In. The result is sent to the model as JSON, except a string
 // result, which is sent as it is.
 //
@@ -81,7 +82,7 @@ func schemaOf(t reflect.Type) *compiledSchema {
 	if s, ok := schemaCache.Load(t); ok {
 		return s.(*compiledSchema)
 	}
-	schema, err := jsonschema.ForType(t, nil)
+	schema, err := inferSchema(t)
 	if err == nil && schema.Type != "object" {
 		err = fmt.Errorf("arguments type %v is not a struct or map", t)
 	}

@@ -136,7 +136,7 @@ func (e *AnswerError) Is(target error) bool { return target == ErrInvalidAnswer 
 // RunTyped is [Agent.Run] ending with a value of type T instead of text.
 // T's JSON Schema is inferred as [NewTool] infers a tool's: T must be a
 // struct or a map; field names follow json tags, descriptions the
-// jsonschema tag, fields without omitempty or omitzero are required, and a
+// jsonschema tag, allowed values the enum tag, fields without omitempty or omitzero are required, and a
 // recursive type is refused. Tools stay available until the answer.
 //
 // The answer is validated against the schema and decoded strictly: an
