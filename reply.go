@@ -3,12 +3,12 @@ package robby
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/robby-go/robby/internal/randid"
 )
 
 // A reply is one assistant message, put together from a stream or read from
@@ -228,17 +228,7 @@ func (r *reply) toolCalls() []ToolCall {
 
 // newCallID makes a tool-call id of 9 letters and digits, the one format
 // every provider's chat template accepts (Mistral's checks for it).
-func newCallID() string { return randomAlnum(9) }
-
-// randomAlnum returns n random letters and digits: ids, not secrets.
-func randomAlnum(n int) string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[rand.IntN(len(alphabet))]
-	}
-	return string(b)
-}
+func newCallID() string { return randid.Alnum(9) }
 
 // message returns the assistant message to keep in the conversation, with
 // its JSON (nil if it could not be encoded here). Its reasoning is left

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/randid"
 )
 
 // chatCompletions answers POST /v1/chat/completions: the client's
@@ -42,7 +43,7 @@ func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
 	}
-	reply := &chatReply{w: w, model: req.model, id: "chatcmpl-" + randomAlnum(24), created: time.Now().Unix(),
+	reply := &chatReply{w: w, model: req.model, id: "chatcmpl-" + randid.Alnum(24), created: time.Now().Unix(),
 		usage: req.includeUsage, steps: h.opts.ShowToolSteps}
 	if req.stream {
 		err = reply.stream(conv.ResumeStream(r.Context(), opts...))

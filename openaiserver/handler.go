@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"mime"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/randid"
 )
 
 // DefaultMaxRequestBytes bounds the body of a request to a [Handler].
@@ -140,7 +140,7 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 // ServeHTTP answers the request after checking its origin and its bearer
 // token.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-Id", "req_"+randomAlnum(24))
+	w.Header().Set("X-Request-Id", "req_"+randid.Alnum(24))
 	if origin := r.Header.Get("Origin"); origin != "" {
 		if !h.allowOrigin(w, r, origin) {
 			return
@@ -239,16 +239,6 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 func isJSON(contentType string) bool {
 	t, _, err := mime.ParseMediaType(contentType)
 	return err == nil && t == "application/json"
-}
-
-// randomAlnum returns n random letters and digits: ids, not secrets.
-func randomAlnum(n int) string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[rand.IntN(len(alphabet))]
-	}
-	return string(b)
 }
 
 // readJSON reads the body of a request that says it is JSON, within the

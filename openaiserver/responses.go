@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/randid"
 )
 
 // A response's ID names the stored conversation that holds it and where
@@ -152,7 +153,7 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	if !req.store || h.opts.Store == nil {
 		run.conv.Reset()
 		run.conv.AddMessages(all...)
-		run.id = responsePrefix + randomAlnum(24)
+		run.id = responsePrefix + randid.Alnum(24)
 		return run, nil
 	}
 	c, err := h.conversation(ctx, user, prev, req.wire.Model)
