@@ -51,6 +51,8 @@ type core struct {
 	tel       *telemetry // nil if neither traced nor metered
 	modelMW   []ModelMiddleware
 	fallbacks []endpoint
+	prices    map[string]Price // nil if not given
+	unpriced  sync.Map         // models called without a price, logged once
 	tools     toolbox
 	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
 	// AnswerAuto until a fallback, which means native.
@@ -84,6 +86,9 @@ func New(opts ...Option) (*Agent, error) {
 	if cfg.params.Model == "" {
 		return nil, errors.New("robby: no model: use WithModel")
 	}
+	if err := checkPrices(&cfg); err != nil {
+		return nil, fmt.Errorf("robby: %w", err)
+	}
 	cfg.secrets = secretsOf(&cfg)
 	cfg.logger = cfg.secrets.logger(cfg.logger)
 	tel, err := newTelemetry(&cfg)
@@ -100,6 +105,7 @@ func New(opts ...Option) (*Agent, error) {
 		secrets:    cfg.secrets,
 		tel:        tel,
 		modelMW:    slices.Clone(cfg.modelMW),
+		prices:     cfg.prices,
 		window:     cfg.window,
 		compaction: cfg.compaction,
 		pinFirst:   cfg.pinFirst,

@@ -55,7 +55,12 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 // with opts: one attempt at one endpoint.
 func (a *Agent) post(ctx context.Context, req *request, model string, opts []option.RequestOption, onDelta deltaFunc) (r *reply, err error) {
 	ctx, op := a.core.tel.startChat(ctx, model, req)
-	defer func() { op.end(ctx, r, err) }()
+	defer func() {
+		if err == nil {
+			a.core.price(ctx, model, &r.usage) // before the span ends
+		}
+		op.end(ctx, r, err)
+	}()
 	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", model),
 		slog.Int("messages", len(req.history)+len(req.system)+len(req.pending)),
 		slog.Int("tools", len(req.tools)+len(req.caller)), slog.Bool("stream", req.stream))

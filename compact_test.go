@@ -272,7 +272,8 @@ func TestCompactionCutsAHugeMessage(t *testing.T) {
 func TestCompactionSummarize(t *testing.T) {
 	srv := newServer(t)
 	summaries := 0
-	a := newTestAgent(t, srv, WithSystem("Be brief."), WithContextWindow(1000), WithCompaction(SummarizeOldTurns()))
+	a := newTestAgent(t, srv, WithSystem("Be brief."), WithContextWindow(1000), WithCompaction(SummarizeOldTurns()),
+		WithPrices(map[string]Price{"test-model": {Input: 1, Output: 2}}))
 	for turn := range 40 {
 		srv.Reply(robbytest.Func(func(req robbytest.Request) robbytest.Reply {
 			if strings.HasPrefix(req.Messages[0].Content, "You compact a conversation") {
@@ -288,6 +289,8 @@ func TestCompactionSummarize(t *testing.T) {
 				assert.Equal(t, "summarize", ev.Compaction.Policy)
 				assert.True(t, strings.HasPrefix(ev.Compaction.Summary, "The user asked"))
 				assert.Positive(t, ev.Compaction.Usage.PromptTokens, "the summary request's usage")
+				u := ev.Compaction.Usage
+				assert.InDelta(t, float64(u.PromptTokens+2*u.CompletionTokens)/1e6, u.Cost, 1e-12, "the summary's cost")
 			}
 		}
 	}

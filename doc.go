@@ -42,7 +42,8 @@
 // results back, and repeats until the model answers. The [Result] tells the
 // answer, the tool calls with their outcome and duration, and the tokens
 // used ([Usage]: cached prompt tokens and reasoning tokens apart, where the
-// provider says them); [Agent.Usage] sums a conversation's.
+// provider says them, and their cost at the prices of [WithPrices]);
+// [Agent.Usage] sums a conversation's.
 //
 // # Run options and caller-run tools
 //

@@ -66,7 +66,9 @@ type ModelResponse struct {
 	// FinishReason is why the model stopped, as the provider says it:
 	// "stop", "tool_calls", "length", ...
 	FinishReason string
-	// Usage is the call's usage, as the provider reported it.
+	// Usage is the call's usage, as the provider reported it, with its
+	// Cost at Model's price ([WithPrices]). The run counts what the last
+	// middleware returns: a response it made itself costs what it says.
 	Usage Usage
 
 	extras map[string]map[string]any // provider fields of the calls, by ID

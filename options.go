@@ -48,6 +48,7 @@ type config struct {
 	toolMW    []ToolMiddleware
 	modelMW   []ModelMiddleware
 	fallbacks []Fallback
+	prices    map[string]Price
 	mcp       []MCPServer
 	mcpTools  []string
 	portable  bool

@@ -34,7 +34,8 @@ type Result struct {
 	Pending []ToolCall
 }
 
-// Usage counts the tokens of model calls, as the provider reported them:
+// Usage counts the tokens of model calls, as the provider reported them,
+// and their cost ([WithPrices]):
 // one turn's in an [EventTurnEnd], a run's in [Result.Usage], a
 // conversation's from [Agent.Usage]. Providers name the details
 // differently; robby reads OpenAI's, vLLM's and Gemini's
@@ -51,6 +52,10 @@ type Usage struct {
 	// ReasoningTokens are the completion tokens the model spent reasoning,
 	// counted in CompletionTokens too.
 	ReasoningTokens int64
+	// Cost is what the calls cost at the prices given with [WithPrices],
+	// in their currency: 0 without them, and for the calls of a model
+	// that has none.
+	Cost float64
 }
 
 func (u *Usage) add(v Usage) {
@@ -59,4 +64,5 @@ func (u *Usage) add(v Usage) {
 	u.TotalTokens += v.TotalTokens
 	u.CachedPromptTokens += v.CachedPromptTokens
 	u.ReasoningTokens += v.ReasoningTokens
+	u.Cost += v.Cost
 }

@@ -57,9 +57,12 @@ var usageCases = []struct {
 	want:  Usage{PromptTokens: 152, CompletionTokens: 24, TotalTokens: 176},
 }}
 
+// usagePrice prices the model of TestUsageDetails.
+var usagePrice = Price{Input: 3, CachedInput: 0.75, Output: 15}
+
 // TestUsageDetails checks what robby reads of each provider's usage, in a
 // plain response and at the end of a stream, in the turn's event, the
-// result and the conversation's total.
+// result and the conversation's total, each with its cost.
 func TestUsageDetails(t *testing.T) {
 	for _, tc := range usageCases {
 		for _, stream := range []bool{false, true} {
@@ -82,7 +85,9 @@ func TestUsageDetails(t *testing.T) {
 					}))
 				}
 				srv.Reply(robbytest.Text("Again.").WithUsage(10, 2))
-				a := newTestAgent(t, srv)
+				a := newTestAgent(t, srv, WithPrices(map[string]Price{"test-model": usagePrice}))
+				want := tc.want
+				want.Cost = usagePrice.Cost(want)
 				var res *Result
 				var turn Usage
 				if stream {
@@ -100,14 +105,15 @@ func TestUsageDetails(t *testing.T) {
 					turn = res.Usage
 				}
 				assert.Equal(t, "Hi.", res.Text)
-				assert.Equal(t, tc.want, turn, "the turn's usage")
-				assert.Equal(t, tc.want, res.Usage, "the run's usage")
-				assert.Equal(t, tc.want, a.Usage(), "the conversation's usage")
+				assert.Equal(t, want, turn, "the turn's usage")
+				assert.Equal(t, want, res.Usage, "the run's usage")
+				assert.Equal(t, want, a.Usage(), "the conversation's usage")
 
 				_, err := a.Run(t.Context(), "Again")
 				require.NoError(t, err)
-				total := tc.want
-				total.add(Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12})
+				total, again := want, Usage{PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12}
+				again.Cost = usagePrice.Cost(again)
+				total.add(again)
 				assert.Equal(t, total, a.Usage(), "the conversation's usage sums its runs")
 				assert.Equal(t, Usage{}, a.Clone().Usage(), "a clone starts from zero")
 				a.Reset()
