@@ -15,7 +15,7 @@ const (
 	EventToolCall                        // ToolCall is a complete call, about to run
 	EventToolResult                      // ToolResult is the outcome of a call
 	EventProgress                        // Notice is an MCP server's progress on a call
-	EventLog                             // Notice is a message an MCP server logged during a call
+	EventLog                             // Notice is a message an MCP server logged for a call of the run (see [Notice])
 	EventTurnEnd                         // the turn is over; Usage is its usage
 	EventDone                            // the run is over; Result is set
 	EventCompaction                      // Compaction says how the request about to be sent was shortened
@@ -73,10 +73,16 @@ func (e Event) Innermost() (Event, []ToolCall) {
 	return e, path
 }
 
-// A Notice is a notification an MCP server sent while one of its tools ran.
+// A Notice is a notification an MCP server sent about a call of one of
+// its tools: progress, which names the call by its progress token, or a log
+// message that came with the call. Only a streamable HTTP server's log
+// messages can be told apart by call, as it sends them on the call's own
+// response stream; other servers' log messages, and those an HTTP server
+// sends outside any call's stream, go to the agent's logger only, since
+// they could belong to another conversation.
 type Notice struct {
 	Server   string
-	Tool     string  // for progress: the tool, as the server names it
+	Tool     string  // the tool called, as the server names it
 	Level    string  // for a log message: its severity, such as "info"
 	Message  string  // the progress message, or the logged data as text
 	Progress float64 // for progress: the progress so far

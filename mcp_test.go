@@ -336,25 +336,6 @@ func TestMCPToolListChangesBetweenTurns(t *testing.T) {
 	assert.Equal(t, "fresh result", res.ToolCalls[1].Output)
 }
 
-func TestMCPNotificationsBecomeEvents(t *testing.T) {
-	srv := newServer(t)
-	srv.Reply(robbytest.ToolCalls(robbytest.Call("slow", `{}`)), robbytest.Text("done"))
-	a := newTestAgent(t, srv, WithMCP(inMemory(t, "test", newMCPTestServer())))
-	var progress, logs []Notice
-	for ev, err := range a.Stream(t.Context(), "go") {
-		require.NoError(t, err)
-		switch ev.Kind {
-		case EventProgress:
-			progress = append(progress, *ev.Notice)
-		case EventLog:
-			logs = append(logs, *ev.Notice)
-		}
-	}
-	require.NotEmpty(t, progress)
-	assert.Equal(t, Notice{Server: "test", Tool: "slow", Message: "step", Progress: 1, Total: 2}, progress[0])
-	assert.Equal(t, []Notice{{Server: "test", Level: "info", Message: "halfway"}}, logs)
-}
-
 type failingTransport struct{}
 
 func (failingTransport) Connect(context.Context) (mcp.Connection, error) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ type mcpConn struct {
 	hub    *mcpHub
 	spec   MCPServer
 	stderr *tailBuffer
+	route  string // the _meta key that ties a log message to its call (mcproute.go)
 
 	mu        sync.Mutex
 	session   *mcp.ClientSession
@@ -47,13 +49,13 @@ type mcpConn struct {
 	cancel    context.CancelFunc // ends the session's context, after it is closed
 	cmd       *exec.Cmd          // a command server's process
 	sd        shutdown
-	sinks     map[*eventSink]int // streams running a call on this server
-	progress  map[string]progressTarget
+	calls     map[string]callTarget // the streamed calls in flight, by progress token
 
 	res resourceState
 }
 
-type progressTarget struct {
+// callTarget is the stream a call's notices go to.
+type callTarget struct {
 	sink *eventSink
 	tool string
 }
@@ -68,7 +70,7 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 	var wg sync.WaitGroup
 	for i, s := range cfg.mcp {
 		s.traced = h.tel.traced()
-		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), sinks: map[*eventSink]int{}, progress: map[string]progressTarget{}}
+		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), route: newRouteKey(), calls: map[string]callTarget{}}
 		c.sd.init()
 		conns[i] = c
 		wg.Go(func() { errs[i] = c.start(context.Background()) })
@@ -117,6 +119,9 @@ func (c *mcpConn) start(ctx context.Context) (err error) {
 		return c.fail("connecting", err)
 	}
 	c.spec.t = nil // a caller's transport connects once
+	if st, ok := t.(*mcp.StreamableClientTransport); ok {
+		t = routed(st, c.route)
+	}
 	var cmd *exec.Cmd
 	if ct, ok := t.(*mcp.CommandTransport); ok {
 		cmd = ct.Command
@@ -243,32 +248,37 @@ func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 func (c *mcpConn) listen(sink *eventSink, token, tool string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.sinks[sink]++
-	c.progress[token] = progressTarget{sink, tool}
+	c.calls[token] = callTarget{sink, tool}
 }
 
-func (c *mcpConn) unlisten(sink *eventSink, token string) {
+func (c *mcpConn) unlisten(token string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sinks[sink]--; c.sinks[sink] <= 0 {
-		delete(c.sinks, sink)
-	}
-	delete(c.progress, token)
+	delete(c.calls, token)
+}
+
+// target returns the stream of the call in flight whose progress token is
+// token.
+func (c *mcpConn) target(token string) (callTarget, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.calls[token]
+	return t, ok
 }
 
 func (c *mcpConn) onProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 	p := req.Params
-	token, _ := p.ProgressToken.(string)
-	c.mu.Lock()
-	target, ok := c.progress[token]
-	c.mu.Unlock()
 	c.hub.log.DebugContext(ctx, "robby: MCP progress", slog.String("server", c.spec.name),
 		slog.Float64("progress", p.Progress), slog.Float64("total", p.Total), slog.String("message", p.Message))
-	if ok {
+	token, _ := p.ProgressToken.(string)
+	if target, ok := c.target(token); ok {
 		target.sink.send(Notice{Server: c.spec.name, Tool: target.tool, Message: p.Message, Progress: p.Progress, Total: p.Total})
 	}
 }
 
+// onLog logs a server's log message, and sends it to the stream of the
+// call it came with, if the wire said which call that was (mcproute.go):
+// a message no call can be sure to own goes to the logger only.
 func (c *mcpConn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	p := req.Params
 	msg, ok := p.Data.(string)
@@ -278,14 +288,9 @@ func (c *mcpConn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	}
 	c.hub.log.InfoContext(ctx, "robby: MCP server log", slog.String("server", c.spec.name),
 		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.String("message", msg))
-	c.mu.Lock()
-	sinks := make([]*eventSink, 0, len(c.sinks))
-	for s := range c.sinks {
-		sinks = append(sinks, s)
-	}
-	c.mu.Unlock()
-	for _, s := range sinks {
-		s.send(Notice{Server: c.spec.name, Level: string(p.Level), Message: msg})
+	token, _ := p.Meta[c.route].(string)
+	if target, ok := c.target(token); ok {
+		target.sink.send(Notice{Server: c.spec.name, Tool: target.tool, Level: string(p.Level), Message: msg})
 	}
 }
 
@@ -305,6 +310,9 @@ func (h *mcpHub) close() error {
 // that had to be terminated or had already died: the process is gone, as
 // Close wants.
 func isExitError(err error) bool {
+	if errors.Is(err, os.ErrProcessDone) { // the go-sdk signalled a process that had just exited
+		return true
+	}
 	msg := err.Error()
 	return strings.Contains(msg, "signal: terminated") || strings.Contains(msg, "signal: killed") ||
 		strings.Contains(msg, "exit status") || strings.Contains(msg, "broken pipe") || strings.Contains(msg, "file already closed")

@@ -200,7 +200,8 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 		token := fmt.Sprintf("robby-%d", c.hub.tokens.Add(1))
 		params.SetProgressToken(token)
 		c.listen(sink, token, tool)
-		defer c.unlisten(sink, token)
+		defer c.unlisten(token)
+		ctx = withRoutedCall(ctx, c.route, token)
 	}
 	c.hub.tel.injectMeta(ctx, params)
 	res, err := s.CallTool(ctx, params)

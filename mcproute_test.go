@@ -1,0 +1,302 @@
+package robby
+
+//lint:file-ignore SA1019 the test servers log as servers of protocols before 2026-07-28 do.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/robby-go/robby/robbytest"
+)
+
+// echoServer is an MCP server whose tool "echo" waits until both of its
+// calls have arrived, then reports progress and logs the name it was
+// given, and returns once release is closed.
+func echoServer(arrived *sync.WaitGroup, release <-chan struct{}) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "v0"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"who":{"type":"string"}}}`)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ Who string }
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		arrived.Done()
+		arrived.Wait() // both calls are in flight
+		req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: in.Who})
+		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "log of " + in.Who})
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Who}}}, nil
+	})
+	return s
+}
+
+// echoModel calls tool with the prompt as "who", then answers "done".
+func echoModel(tool string) robbytest.Reply {
+	return robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == "tool" {
+			return robbytest.Text("done")
+		}
+		return robbytest.ToolCalls(robbytest.Call(tool, fmt.Sprintf(`{"who":%q}`, last.Content)))
+	})
+}
+
+// logRecorder is a slog.Handler that keeps the "message" attribute of the
+// records of each message. It is safe for concurrent use.
+type logRecorder struct {
+	mu  sync.Mutex
+	got map[string][]string
+}
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler            { return r }
+
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "message" {
+			if r.got == nil {
+				r.got = map[string][]string{}
+			}
+			r.got[rec.Message] = append(r.got[rec.Message], a.Value.String())
+		}
+		return true
+	})
+	return nil
+}
+
+func (r *logRecorder) messages(msg string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got[msg]...)
+}
+
+// TestMCPLogsReachOnlyTheirConversation streams two clones of one agent at
+// once, each calling the same streamable HTTP server's tool, which logs its
+// argument while both calls are in flight: each stream sees its own call's
+// progress and log message, not the other's.
+func TestMCPLogsReachOnlyTheirConversation(t *testing.T) {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	release := make(chan struct{})
+	server := echoServer(&arrived, release)
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	t.Cleanup(hs.Close)
+	srv := newServer(t)
+	srv.Fallback(echoModel("echo"))
+	logs := new(logRecorder)
+	a := newTestAgent(t, srv, WithLogger(slog.New(logs)), WithMCP(MCPStreamableHTTP("echo", hs.URL)))
+
+	who := []string{"alice", "bob"}
+	notices := make([][]Notice, len(who))
+	heard := make(chan struct{}, len(who)) // a stream has its call's progress and log message
+	var streams sync.WaitGroup
+	for i, name := range who {
+		clone := a.Clone()
+		streams.Go(func() {
+			own := 0
+			for ev, err := range clone.Stream(t.Context(), name) {
+				if !assert.NoError(t, err) {
+					break
+				}
+				if ev.Notice == nil {
+					continue
+				}
+				notices[i] = append(notices[i], *ev.Notice)
+				if ev.Notice.Message == name || ev.Notice.Message == "log of "+name {
+					if own++; own == 2 {
+						heard <- struct{}{}
+					}
+				}
+			}
+			if own < 2 {
+				heard <- struct{}{}
+			}
+		})
+	}
+	for range who {
+		select {
+		case <-heard:
+		case <-time.After(time.Minute): // not a timing check: a broken build must not hang the suite
+			t.Error("a stream never saw its own call's notices")
+		}
+	}
+	close(release)
+	streams.Wait()
+	for i, name := range who {
+		assert.ElementsMatch(t, []Notice{
+			{Server: "echo", Tool: "echo", Message: name, Progress: 1},
+			{Server: "echo", Tool: "echo", Level: "info", Message: "log of " + name},
+		}, notices[i], "the notices in the stream of %s", name)
+	}
+	assert.ElementsMatch(t, []string{"log of alice", "log of bob"}, logs.messages("robby: MCP server log"),
+		"the logger has every log message")
+}
+
+// TestMCPNotificationsBecomeEvents streams a call of a tool that reports
+// progress and logs a message, over each kind of transport: progress
+// reaches the stream by its token everywhere; the log message reaches it
+// over streamable HTTP, which answers the call with a stream of its own,
+// and goes to the logger only where the wire cannot say which call it
+// belongs to, even when the server names the call's progress token.
+func TestMCPNotificationsBecomeEvents(t *testing.T) {
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newMCPTestServer() }, nil))
+	t.Cleanup(hs.Close)
+	impostor := newMCPTestServer()
+	impostor.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			token := req.Params.GetProgressToken()
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 2, Message: "step"})
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{Meta: mcp.Meta{"progressToken": token}, Level: "info", Data: "halfway"})
+			time.Sleep(50 * time.Millisecond) // as the test server's "slow"
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil
+		})
+	halfway := Notice{Server: "test", Tool: "slow", Level: "info", Message: "halfway"}
+	for _, tc := range []struct {
+		name   string
+		server MCPServer
+		logs   []Notice
+	}{
+		{"streamable HTTP", MCPStreamableHTTP("test", hs.URL), []Notice{halfway}},
+		{"stdio", selfServer("test"), nil},
+		{"in memory", inMemory(t, "test", newMCPTestServer()), nil},
+		{"in memory, the log naming the call's progress token", inMemory(t, "test", impostor), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t)
+			srv.Reply(robbytest.ToolCalls(robbytest.Call("slow", `{}`)), robbytest.Text("done"))
+			logger := new(logRecorder)
+			a := newTestAgent(t, srv, WithLogger(slog.New(logger)), WithMCP(tc.server))
+			var progress, logs []Notice
+			for ev, err := range a.Stream(t.Context(), "go") {
+				require.NoError(t, err)
+				switch ev.Kind {
+				case EventProgress:
+					progress = append(progress, *ev.Notice)
+				case EventLog:
+					logs = append(logs, *ev.Notice)
+				}
+			}
+			require.NotEmpty(t, progress)
+			assert.Equal(t, Notice{Server: "test", Tool: "slow", Message: "step", Progress: 1, Total: 2}, progress[0])
+			assert.Equal(t, tc.logs, logs)
+			require.NoError(t, a.Close()) // the session's notifications are handled
+			assert.Equal(t, []string{"halfway"}, logger.messages("robby: MCP server log"))
+		})
+	}
+}
+
+// TestLogTaggerMarksOnlyLogMessages passes event streams through the tagger,
+// whole and a byte at a time: log messages gain the call's mark in their
+// _meta and keep the rest; every other event passes byte for byte.
+func TestLogTaggerMarksOnlyLogMessages(t *testing.T) {
+	call := routedCall{key: "robby.call/K", token: "robby-1"}
+	log := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`
+	marked := `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"robby.call/K":"robby-1"},"data":"hi","level":"info"}}`
+	long := strings.Repeat("é", 100<<10) // 200 KiB: longer than the tagger's read buffer
+	huge := strings.Repeat("x", maxTaggedEvent)
+	for _, tc := range []struct{ name, in, out string }{
+		{"log message", "data: " + log + "\n\n", "data: " + marked + "\n\n"},
+		{"with a name and an id", "event: message\nid: 7\ndata: " + log + "\n\n", "event: message\nid: 7\ndata: " + marked + "\n\n"},
+		{"in two data lines, CRLF",
+			"id: 8\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\r\ndata: \"params\":{\"level\":\"info\",\"data\":\"hi\"}}\r\n\r\n",
+			"id: 8\r\ndata: " + marked + "\n\r\n"},
+		{"with a _meta of its own",
+			"data: " + strings.Replace(log, `"params":{`, `"params":{"_meta":{"a":1},`, 1) + "\n\n",
+			"data: " + strings.Replace(marked, `{"robby.call/K"`, `{"a":1,"robby.call/K"`, 1) + "\n\n"},
+		{"long", "data: " + strings.Replace(log, `"hi"`, `"`+long+`"`, 1) + "\n\n", "data: " + strings.Replace(marked, `"hi"`, `"`+long+`"`, 1) + "\n\n"},
+		{"at the end of the stream", "data: " + log, "data: " + marked + "\n"},
+		{"progress", "data: " + `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"robby-1","progress":1}}` + "\n\n", ""},
+		{"a result quoting a log message", "id: 9\ndata: " + `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"notifications/message\""}]}}` + "\n\n", ""},
+		{"a priming event and a comment", "id: 0\ndata: \n\n: ping\n\n", ""},
+		{"not JSON", "data: notifications/message {\n\n", ""},
+		{"too large to hold", "data: " + strings.Replace(log, `"hi"`, `"`+huge+`"`, 1) + "\n\ndata: " + log + "\n\n",
+			"data: " + strings.Replace(log, `"hi"`, `"`+huge+`"`, 1) + "\n\ndata: " + marked + "\n\n"},
+	} {
+		if tc.out == "" {
+			tc.out = tc.in
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
+				got, err := io.ReadAll(newLogTagger(io.NopCloser(r), call))
+				require.NoError(t, err)
+				assert.True(t, string(got) == tc.out, "got %.300q", got)
+			}
+		})
+	}
+}
+
+// filler reads as an endless run of one byte.
+type filler byte
+
+func (f filler) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(f)
+	}
+	return len(p), nil
+}
+
+// TestLogTaggerStreamsInBoundedMemory passes a large event, then 10,000
+// log messages, through the tagger: the large event passes unchanged
+// without being held, so the memory allocated does not grow with it.
+func TestLogTaggerStreamsInBoundedMemory(t *testing.T) {
+	small, large := passLargeEvent(t, 16<<20), passLargeEvent(t, 64<<20)
+	t.Logf("allocated: %.2f MiB for 16 MiB, %.2f MiB for 64 MiB", float64(small)/(1<<20), float64(large)/(1<<20))
+	assert.Less(t, large, uint64(8<<20), "the event is not held whole")
+	assert.Less(t, int64(large)-int64(small), int64(1<<20), "memory does not grow with the event")
+}
+
+// passLargeEvent passes an event of size bytes, then 10,000 log messages,
+// through the tagger, and returns the bytes allocated while the event
+// passed.
+func passLargeEvent(t *testing.T, size int) uint64 {
+	const logs = 10_000
+	log := "data: " + `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}` + "\n\n"
+	head, tail := `data: {"jsonrpc":"2.0","id":1,"result":{"text":"`, "\"}}\n\n"
+	first := int64(len(head) + size + len(tail))
+	stream := func() io.Reader {
+		return io.MultiReader(strings.NewReader(head), io.LimitReader(filler('x'), int64(size)), strings.NewReader(tail),
+			strings.NewReader(strings.Repeat(log, logs)))
+	}
+	want, got := sha256.New(), sha256.New()
+	_, err := io.Copy(want, io.LimitReader(stream(), first))
+	require.NoError(t, err)
+
+	tagger := newLogTagger(io.NopCloser(stream()), routedCall{key: "robby.call/K", token: "robby-1"})
+	buf := make([]byte, 32<<10)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n, err := io.CopyBuffer(got, io.LimitReader(tagger, first), buf)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, first, n)
+	assert.Equal(t, want.Sum(nil), got.Sum(nil), "the large event passes unchanged")
+
+	rest, err := io.ReadAll(tagger)
+	require.NoError(t, err)
+	assert.Equal(t, logs, strings.Count(string(rest), `"_meta":{"robby.call/K":"robby-1"}`), "every log message after it is marked")
+	return after.TotalAlloc - before.TotalAlloc
+}
