@@ -47,12 +47,16 @@ type Store interface {
 	// SetTitle changes a conversation's title.
 	SetTitle(ctx context.Context, user, id, title string) error
 
-	// Fork stores a new conversation of the same user and title holding a
-	// copy of the first n messages of conversation id, and returns it.
-	// The original is left as it is.
+	// Fork stores a new conversation of the same user and title holding
+	// the first n messages of conversation id, and returns it. The
+	// original is left as it is, and each goes on alone. Robby's stores
+	// share those messages rather than copy them, so a fork costs the
+	// same however long the history, and a chain of forks, each adding a
+	// few messages, stores each message once.
 	Fork(ctx context.Context, user, id string, n int64) (Conversation, error)
 
-	// Delete removes a conversation and its messages.
+	// Delete removes a conversation and its messages; forks of it keep
+	// theirs.
 	Delete(ctx context.Context, user, id string) error
 }
 

@@ -52,49 +52,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// migrations bring the schema from version i to i+1.
-var migrations = []string{`
-CREATE TABLE robby_store_conversations (
-	user_id  text NOT NULL,
-	id       text NOT NULL,
-	title    text NOT NULL,
-	messages bigint NOT NULL,
-	created  timestamptz NOT NULL,
-	updated  timestamptz NOT NULL,
-	PRIMARY KEY (user_id, id)
-);
-CREATE INDEX robby_store_conversations_by_update ON robby_store_conversations (user_id, updated DESC, id DESC);
-CREATE TABLE robby_store_messages (
-	user_id         text NOT NULL,
-	conversation_id text NOT NULL,
-	seq             bigint NOT NULL,
-	chat            json,
-	error           text,
-	created         timestamptz NOT NULL,
-	PRIMARY KEY (user_id, conversation_id, seq),
-	FOREIGN KEY (user_id, conversation_id) REFERENCES robby_store_conversations ON DELETE CASCADE
-);`}
-
-// migrationLock is the advisory lock key of schema changes: "robbystr".
-const migrationLock = 0x726f626279737472
-
-func (s *Store) migrate(ctx context.Context) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
-			return err
-		}
-		return convstore.Migrate(ctx, migrations,
-			func(ctx context.Context, stmt string) error {
-				_, err := tx.Exec(ctx, stmt)
-				return err
-			},
-			func(ctx context.Context, query string) (v int, err error) {
-				err = tx.QueryRow(ctx, query).Scan(&v)
-				return v, err
-			})
-	})
-}
-
 // wrap gives an error the package's prefix, keeping the store's own
 // errors recognizable.
 func wrap(err error) error {
@@ -106,9 +63,11 @@ func wrap(err error) error {
 
 const conversationColumns = `id, user_id, title, messages, created, updated`
 
-func scanConversation(row pgx.Row) (robby.Conversation, error) {
+// scanConversation reads conversationColumns, then the extra columns
+// asked for.
+func scanConversation(row pgx.Row, extra ...any) (robby.Conversation, error) {
 	var c robby.Conversation
-	err := row.Scan(&c.ID, &c.User, &c.Title, &c.Messages, &c.Created, &c.Updated)
+	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &c.Messages, &c.Created, &c.Updated}, extra...)...)
 	c.Created, c.Updated = c.Created.UTC(), c.Updated.UTC()
 	return c, err
 }
@@ -127,43 +86,68 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 	c.Messages = 0
 	c.Created = convstore.Now()
 	c.Updated = c.Created
-	if err := insertConversation(ctx, s.pool, c); err != nil {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		seg, err := newSegment(ctx, tx, c.User, 0, 0)
+		if err != nil {
+			return err
+		}
+		return insertConversation(ctx, tx, c, seg)
+	})
+	if err != nil {
 		return robby.Conversation{}, wrap(err)
 	}
 	return c, nil
 }
 
-func insertConversation(ctx context.Context, q querier, c robby.Conversation) error {
-	tag, err := q.Exec(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-		c.ID, c.User, c.Title, c.Messages, c.Created, c.Updated)
+// insertConversation stores c, writing to segment seg.
+func insertConversation(ctx context.Context, q querier, c robby.Conversation, seg int64) error {
+	tag, err := q.Exec(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+		c.ID, c.User, c.Title, c.Messages, c.Created, c.Updated, seg)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
 	}
 	return err
 }
 
-func getConversation(ctx context.Context, q querier, user, id, lock string) (robby.Conversation, error) {
-	c, err := scanConversation(q.QueryRow(ctx, `SELECT `+conversationColumns+`
-		FROM robby_store_conversations WHERE user_id = $1 AND id = $2 `+lock, user, id))
+// getConversation returns a conversation and the segment it writes to;
+// lock is empty or a locking clause ("FOR SHARE").
+func getConversation(ctx context.Context, q querier, user, id, lock string) (robby.Conversation, int64, error) {
+	var seg int64
+	c, err := scanConversation(q.QueryRow(ctx, `SELECT `+conversationColumns+`, segment
+		FROM robby_store_conversations WHERE user_id = $1 AND id = $2 `+lock, user, id), &seg)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		return c, 0, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
 	}
-	return c, err
+	return c, seg, err
 }
 
 // Load implements [robby.Store]. It reads from one snapshot, so the
-// messages are those the conversation counts.
+// messages are those the conversation counts: its segment's and, up the
+// chain of segments it continues, those before each fork. Each segment's
+// are an index range (OFFSET 0 keeps the subquery a lookup a segment; see
+// holder).
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
 	var c robby.Conversation
 	var msgs []robby.Message
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		if c, err = getConversation(ctx, tx, user, id, ""); err != nil {
+		var seg int64
+		if c, seg, err = getConversation(ctx, tx, user, id, ""); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT seq, chat, error, created FROM robby_store_messages
-			WHERE user_id = $1 AND conversation_id = $2 ORDER BY seq`, user, id)
+		rows, err := tx.Query(ctx, `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
+				SELECT id, parent, base, $2::bigint FROM robby_store_segments WHERE id = $1
+				UNION ALL
+				SELECT s.id, s.parent, s.base, chain.lo FROM chain, LATERAL (
+					SELECT id, parent, base FROM robby_store_segments WHERE id = chain.parent LIMIT 1
+				) s
+			)
+			SELECT m.seq, m.chat, m.error, m.created FROM chain, LATERAL (
+				SELECT seq, chat, error, created FROM robby_store_messages
+				WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
+			) m
+			ORDER BY m.seq`, seg, c.Messages)
 		if err != nil {
 			return err
 		}
@@ -204,10 +188,10 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	}
 	tag, err := s.pool.Exec(ctx, `WITH c AS (
 			UPDATE robby_store_conversations SET messages = messages + $4, updated = $5
-			WHERE user_id = $1 AND id = $2 AND messages = $3 RETURNING 1
+			WHERE user_id = $1 AND id = $2 AND messages = $3 RETURNING segment
 		)
-		INSERT INTO robby_store_messages (user_id, conversation_id, seq, chat, error, created)
-		SELECT $1, $2, $3 + m.ord, m.chat::json, m.error, $5
+		INSERT INTO robby_store_messages (segment, seq, chat, error, created)
+		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, $5
 		FROM c, unnest($6::text[], $7::text[]) WITH ORDINALITY AS m(chat, error, ord)`,
 		user, id, after, len(msgs), convstore.Now(), chats, errs)
 	if err != nil {
@@ -216,7 +200,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	if tag.RowsAffected() == int64(len(msgs)) && len(msgs) > 0 {
 		return nil
 	}
-	c, err := getConversation(ctx, s.pool, user, id, "")
+	c, _, err := getConversation(ctx, s.pool, user, id, "")
 	if err == nil && c.Messages != after {
 		err = fmt.Errorf("%q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
 	}
@@ -262,24 +246,27 @@ func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
 	return wrap(err)
 }
 
-// Fork implements [robby.Store].
+// Fork implements [robby.Store]. The fork shares the first n messages
+// with the conversation: it stores none of them again.
 func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
 	var fork robby.Conversation
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		src, err := getConversation(ctx, tx, user, id, "FOR SHARE")
+		src, seg, err := getConversation(ctx, tx, user, id, "FOR SHARE")
 		if err != nil {
 			return err
 		}
 		if fork, err = convstore.Fork(src, n); err != nil {
 			return err
 		}
-		if err := insertConversation(ctx, tx, fork); err != nil {
+		parent, err := holder(ctx, tx, seg, n)
+		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO robby_store_messages (user_id, conversation_id, seq, chat, error, created)
-			SELECT user_id, $1, seq, chat, error, created FROM robby_store_messages
-			WHERE user_id = $2 AND conversation_id = $3 AND seq <= $4`, fork.ID, user, id, n)
-		return err
+		forkSeg, err := newSegment(ctx, tx, user, parent, n)
+		if err != nil {
+			return err
+		}
+		return insertConversation(ctx, tx, fork, forkSeg)
 	})
 	if err != nil {
 		return robby.Conversation{}, wrap(err)
@@ -287,11 +274,19 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 	return fork, nil
 }
 
-// Delete implements [robby.Store]; the messages go with the conversation.
+// Delete implements [robby.Store]. Messages that forks share stay until
+// the last of those goes.
 func (s *Store) Delete(ctx context.Context, user, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM robby_store_conversations WHERE user_id = $1 AND id = $2`, user, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
-	}
-	return wrap(err)
+	return wrap(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var seg int64
+		err := tx.QueryRow(ctx, `DELETE FROM robby_store_conversations WHERE user_id = $1 AND id = $2
+			RETURNING segment`, user, id).Scan(&seg)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		}
+		if err != nil {
+			return err
+		}
+		return release(ctx, tx, seg)
+	}))
 }

@@ -67,3 +67,23 @@ func TestCrash(t *testing.T) {
 		return open(t, dsn)
 	})
 }
+
+// TestForkChainStorage has a chain of 1,000 forks, each adding two
+// messages: the database holds 2,000 messages, not a million.
+func TestForkChainStorage(t *testing.T) {
+	const k = 1000
+	dsn := pgtest.Start(t).NewDatabase(t)
+	s := open(t, dsn)
+	tip := storetest.ForkChain(t, s, "u", k)
+	_, msgs, err := s.Load(context.Background(), "u", tip)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2*k)
+	assert.JSONEq(t, `{"content":"a999","role":"user"}`, string(msgs[2*k-1].Chat))
+
+	conn, err := pgx.Connect(context.Background(), dsn)
+	require.NoError(t, err)
+	defer conn.Close(context.Background())
+	var rows int
+	require.NoError(t, conn.QueryRow(context.Background(), `SELECT count(*) FROM robby_store_messages`).Scan(&rows))
+	assert.Equal(t, 2*k, rows)
+}

@@ -76,43 +76,6 @@ func (s *Store) Close() error {
 	return errors.Join(s.write.Close(), s.read.Close())
 }
 
-// migrations bring the schema from version i to i+1.
-var migrations = []string{`
-CREATE TABLE robby_store_conversations (
-	user_id  TEXT NOT NULL,
-	id       TEXT NOT NULL,
-	title    TEXT NOT NULL,
-	messages INTEGER NOT NULL,
-	created  INTEGER NOT NULL, -- Unix microseconds
-	updated  INTEGER NOT NULL,
-	PRIMARY KEY (user_id, id)
-);
-CREATE INDEX robby_store_conversations_by_update ON robby_store_conversations (user_id, updated DESC, id DESC);
-CREATE TABLE robby_store_messages (
-	user_id         TEXT NOT NULL,
-	conversation_id TEXT NOT NULL,
-	seq             INTEGER NOT NULL,
-	chat            BLOB,
-	error           TEXT,
-	created         INTEGER NOT NULL,
-	PRIMARY KEY (user_id, conversation_id, seq)
-);`}
-
-// migrate creates the tables or brings them to the current version.
-func (s *Store) migrate(ctx context.Context) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		return convstore.Migrate(ctx, migrations,
-			func(ctx context.Context, stmt string) error {
-				_, err := tx.ExecContext(ctx, stmt)
-				return err
-			},
-			func(ctx context.Context, query string) (v int, err error) {
-				err = tx.QueryRowContext(ctx, query).Scan(&v)
-				return v, err
-			})
-	})
-}
-
 // inTx runs f in a write transaction, again while another process holds
 // the database, until the context ends.
 func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
@@ -167,10 +130,12 @@ func wrap(err error) error {
 
 const conversationColumns = `id, user_id, title, messages, created, updated`
 
-func scanConversation(row interface{ Scan(...any) error }) (robby.Conversation, error) {
+// scanConversation reads conversationColumns, then the extra columns
+// asked for.
+func scanConversation(row interface{ Scan(...any) error }, extra ...any) (robby.Conversation, error) {
 	var c robby.Conversation
 	var created, updated int64
-	err := row.Scan(&c.ID, &c.User, &c.Title, &c.Messages, &created, &updated)
+	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &c.Messages, &created, &updated}, extra...)...)
 	c.Created, c.Updated = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
 	return c, err
 }
@@ -183,17 +148,24 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 	c.Messages = 0
 	c.Created = convstore.Now()
 	c.Updated = c.Created
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return insertConversation(ctx, tx, c) })
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		seg, err := newSegment(ctx, tx, c.User, 0, 0)
+		if err != nil {
+			return err
+		}
+		return insertConversation(ctx, tx, c, seg)
+	})
 	if err != nil {
 		return robby.Conversation{}, wrap(err)
 	}
 	return c, nil
 }
 
-func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		c.ID, c.User, c.Title, c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro())
+// insertConversation stores c, writing to segment seg.
+func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, seg int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		c.ID, c.User, c.Title, c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro(), seg)
 	if err != nil {
 		return err
 	}
@@ -208,19 +180,26 @@ func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation) e
 }
 
 // Load implements [robby.Store]. It reads in one transaction, so the
-// messages are those the conversation counts.
+// messages are those the conversation counts: its segment's and, up the
+// chain of segments it continues, those before each fork.
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return robby.Conversation{}, nil, wrap(err)
 	}
 	defer tx.Rollback()
-	c, err := getConversation(ctx, tx, user, id)
+	c, seg, err := getConversation(ctx, tx, user, id)
 	if err != nil {
 		return robby.Conversation{}, nil, wrap(err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, chat, error, created FROM robby_store_messages
-		WHERE user_id = ? AND conversation_id = ? ORDER BY seq`, user, id)
+	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
+			SELECT id, parent, base, ? FROM robby_store_segments WHERE id = ?
+			UNION ALL
+			SELECT s.id, s.parent, s.base, chain.lo FROM chain JOIN robby_store_segments s ON s.id = chain.parent
+		)
+		SELECT m.seq, m.chat, m.error, m.created FROM chain JOIN robby_store_messages m
+			ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi
+		ORDER BY m.seq`, c.Messages, seg)
 	if err != nil {
 		return robby.Conversation{}, nil, wrap(err)
 	}
@@ -242,13 +221,16 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 	return c, msgs, nil
 }
 
-func getConversation(ctx context.Context, tx *sql.Tx, user, id string) (robby.Conversation, error) {
-	c, err := scanConversation(tx.QueryRowContext(ctx, `SELECT `+conversationColumns+`
-		FROM robby_store_conversations WHERE user_id = ? AND id = ?`, user, id))
+// getConversation returns a conversation and the segment it writes to.
+func getConversation(ctx context.Context, tx *sql.Tx, user, id string) (robby.Conversation, int64, error) {
+	var seg int64
+	row := tx.QueryRowContext(ctx, `SELECT `+conversationColumns+`, segment
+		FROM robby_store_conversations WHERE user_id = ? AND id = ?`, user, id)
+	c, err := scanConversation(row, &seg)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		return c, 0, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
 	}
-	return c, err
+	return c, seg, err
 }
 
 // Append implements [robby.Store].
@@ -258,18 +240,19 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	}
 	now := convstore.Now()
 	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := touch(ctx, tx, user, id, after, int64(len(msgs)), now); err != nil {
+		seg, err := touch(ctx, tx, user, id, after, int64(len(msgs)), now)
+		if err != nil {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO robby_store_messages
-			(user_id, conversation_id, seq, chat, error, created) VALUES (?, ?, ?, ?, ?, ?)`)
+			(segment, seq, chat, error, created) VALUES (?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for i, m := range msgs {
 			errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
-			if _, err := stmt.ExecContext(ctx, user, id, after+1+int64(i), []byte(m.Chat), errText, now.UnixMicro()); err != nil {
+			if _, err := stmt.ExecContext(ctx, seg, after+1+int64(i), []byte(m.Chat), errText, now.UnixMicro()); err != nil {
 				return err
 			}
 		}
@@ -277,22 +260,20 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	}))
 }
 
-// touch counts n more messages in a conversation that holds after, and
-// marks it updated.
-func touch(ctx context.Context, tx *sql.Tx, user, id string, after, n int64, now time.Time) error {
-	r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?
-		WHERE user_id = ? AND id = ? AND messages = ?`, n, now.UnixMicro(), user, id, after)
+// touch counts n more messages in a conversation that holds after, marks
+// it updated and returns the segment it writes to.
+func touch(ctx context.Context, tx *sql.Tx, user, id string, after, n int64, now time.Time) (int64, error) {
+	var seg int64
+	err := tx.QueryRowContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?
+		WHERE user_id = ? AND id = ? AND messages = ? RETURNING segment`, n, now.UnixMicro(), user, id, after).Scan(&seg)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return seg, err
+	}
+	c, _, err := getConversation(ctx, tx, user, id)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if changed, err := r.RowsAffected(); err != nil || changed == 1 {
-		return err
-	}
-	c, err := getConversation(ctx, tx, user, id)
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("%q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
+	return 0, fmt.Errorf("%q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
 }
 
 // List implements [robby.Store].
@@ -351,24 +332,27 @@ func checkFound(r sql.Result, err error, id string) error {
 	return err
 }
 
-// Fork implements [robby.Store].
+// Fork implements [robby.Store]. The fork shares the first n messages
+// with the conversation: it stores none of them again.
 func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
 	var fork robby.Conversation
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		src, err := getConversation(ctx, tx, user, id)
+		src, seg, err := getConversation(ctx, tx, user, id)
 		if err != nil {
 			return err
 		}
 		if fork, err = convstore.Fork(src, n); err != nil {
 			return err
 		}
-		if err := insertConversation(ctx, tx, fork); err != nil {
+		parent, err := holder(ctx, tx, seg, n)
+		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO robby_store_messages (user_id, conversation_id, seq, chat, error, created)
-			SELECT user_id, ?, seq, chat, error, created FROM robby_store_messages
-			WHERE user_id = ? AND conversation_id = ? AND seq <= ?`, fork.ID, user, id, n)
-		return err
+		forkSeg, err := newSegment(ctx, tx, user, parent, n)
+		if err != nil {
+			return err
+		}
+		return insertConversation(ctx, tx, fork, forkSeg)
 	})
 	if err != nil {
 		return robby.Conversation{}, wrap(err)
@@ -376,14 +360,19 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 	return fork, nil
 }
 
-// Delete implements [robby.Store].
+// Delete implements [robby.Store]. Messages that forks share stay until
+// the last of those goes.
 func (s *Store) Delete(ctx context.Context, user, id string) error {
 	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `DELETE FROM robby_store_conversations WHERE user_id = ? AND id = ?`, user, id)
-		if err := checkFound(r, err, id); err != nil {
+		var seg int64
+		err := tx.QueryRowContext(ctx, `DELETE FROM robby_store_conversations WHERE user_id = ? AND id = ?
+			RETURNING segment`, user, id).Scan(&seg)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		}
+		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM robby_store_messages WHERE user_id = ? AND conversation_id = ?`, user, id)
-		return err
+		return release(ctx, tx, seg)
 	}))
 }

@@ -128,3 +128,23 @@ func TestCrash(t *testing.T) {
 		return open(t, path)
 	})
 }
+
+// TestForkChainStorage has a chain of 1,000 forks, each adding two
+// messages: the file holds 2,000 messages, not a million.
+func TestForkChainStorage(t *testing.T) {
+	const k = 1000
+	path := filepath.Join(t.TempDir(), "chain.db")
+	s := open(t, path)
+	tip := storetest.ForkChain(t, s, "u", k)
+	_, msgs, err := s.Load(context.Background(), "u", tip)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2*k)
+	assert.Equal(t, `{"content":"a999","role":"user"}`, string(msgs[2*k-1].Chat))
+
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var rows int
+	require.NoError(t, db.QueryRow(`SELECT count(*) FROM robby_store_messages`).Scan(&rows))
+	assert.Equal(t, 2*k, rows)
+}

@@ -57,6 +57,12 @@ func stores(b *testing.B) []benchStore {
 			if err != nil {
 				b.Fatal(err)
 			}
+			_, err = db.Exec(`UPDATE robby_store_conversations SET segment = rowid WHERE user_id = ?;
+				INSERT INTO robby_store_segments (id, user_id, parent, base, refs)
+				SELECT segment, user_id, NULL, 0, 1 FROM robby_store_conversations WHERE user_id = ?`, user, user)
+			if err != nil {
+				b.Fatal(err)
+			}
 		}},
 		{"postgres", func(b *testing.B) robby.Store {
 			dsn = srv.NewDatabase(b)
@@ -72,8 +78,15 @@ func stores(b *testing.B) []benchStore {
 				b.Fatal(err)
 			}
 			defer conn.Close(context.Background())
-			_, err = conn.Exec(context.Background(), `INSERT INTO robby_store_conversations (user_id, id, title, messages, created, updated)
-				SELECT $1, $1 || i, 'chat ' || i, 0, to_timestamp(i), to_timestamp(i) FROM generate_series(1, $2) AS i`, user, n)
+			_, err = conn.Exec(context.Background(), `INSERT INTO robby_store_conversations (user_id, id, title, messages, created, updated, segment)
+				SELECT $1, $1 || i, 'chat ' || i, 0, to_timestamp(i), to_timestamp(i),
+					nextval(pg_get_serial_sequence('robby_store_segments', 'id'))
+				FROM generate_series(1, $2) AS i`, user, n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = conn.Exec(context.Background(), `INSERT INTO robby_store_segments (id, user_id, parent, base, refs)
+				SELECT segment, user_id, NULL, 0, 1 FROM robby_store_conversations WHERE user_id = $1`, user)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -236,5 +249,63 @@ func BenchmarkStoreConcurrent(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*convs*each)/elapsed.Seconds(), "msgs/s")
 		})
+	}
+}
+
+// BenchmarkStoreContinue continues a chain of forks (what the Responses
+// endpoint stores) at depth 10 and 1,000: fork the last conversation at
+// its end and append a question and an answer. Sharing forked messages
+// keeps it flat; a fork that copies grows with the depth.
+func BenchmarkStoreContinue(b *testing.B) {
+	ctx := context.Background()
+	for _, st := range stores(b) {
+		for _, depth := range []int{10, 1000} {
+			b.Run(fmt.Sprintf("%s/depth=%d", st.name, depth), func(b *testing.B) {
+				s := st.open(b)
+				tip := storetest.ForkChain(b, s, "u", depth)
+				at := int64(2 * depth)
+				b.ResetTimer()
+				for i := range b.N {
+					f, err := s.Fork(ctx, "u", tip, at)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Append(ctx, "u", f.ID, at, storetest.Chat(fmt.Sprint("q", i)), storetest.Chat("a")); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkStoreLoadChain loads the last of a chain of 1,000 forks (2,000
+// messages, in 1,000 segments) and, as the baseline, one conversation of
+// the same 2,000 messages.
+func BenchmarkStoreLoadChain(b *testing.B) {
+	ctx := context.Background()
+	const k = 1000
+	for _, st := range stores(b) {
+		s := st.open(b)
+		tip := storetest.ForkChain(b, s, "u", k)
+		flat, err := s.Create(ctx, robby.Conversation{User: "u"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range k {
+			if err := s.Append(ctx, "u", flat.ID, int64(2*i), storetest.Chat(fmt.Sprint("q", i)), storetest.Chat(fmt.Sprint("a", i))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, c := range []struct{ name, id string }{{"flat", flat.ID}, {"chain", tip}} {
+			b.Run(st.name+"/"+c.name, func(b *testing.B) {
+				for range b.N {
+					_, msgs, err := s.Load(ctx, "u", c.id)
+					if err != nil || len(msgs) != 2*k {
+						b.Fatal(len(msgs), err)
+					}
+				}
+			})
+		}
 	}
 }

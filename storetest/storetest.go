@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) robby.Store) {
 		{"Users", testUsers},
 		{"List", testList},
 		{"Fork", testFork},
+		{"ForkChain", testForkChain},
+		{"ConcurrentForkDelete", testConcurrentForkDelete},
 		{"TitleDelete", testTitleDelete},
 		{"BadInput", testBadInput},
 		{"Concurrent", testConcurrent},
@@ -54,6 +57,27 @@ func Chat(text string) robby.Message {
 		panic(err)
 	}
 	return robby.Message{Chat: b}
+}
+
+// ForkChain makes a chain of k conversations of user as a server of
+// stored responses does: each forks the last at its end and adds a
+// question and an answer. It returns the last one's ID. A store that
+// shares forked messages stores 2k of them, not k(k+1).
+func ForkChain(t testing.TB, s robby.Store, user string, k int) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := s.Create(ctx, robby.Conversation{User: user})
+	require.NoError(t, err)
+	for i := range k {
+		if i > 0 {
+			if c, err = s.Fork(ctx, user, c.ID, c.Messages); err != nil {
+				require.NoError(t, err)
+			}
+		}
+		require.NoError(t, s.Append(ctx, user, c.ID, c.Messages, Chat(fmt.Sprint("q", i)), Chat(fmt.Sprint("a", i))))
+		c.Messages += 2
+	}
+	return c.ID
 }
 
 // texts returns the contents of messages made by Chat, and the errors.
@@ -261,6 +285,124 @@ func testFork(t *testing.T, s robby.Store) {
 	assert.Error(t, err, "fork past the end")
 	_, err = s.Fork(ctx, "u", "missing", 0)
 	assert.ErrorIs(t, err, robby.ErrNoConversation)
+}
+
+// testForkChain forks forks, at their end and inside what they share, and
+// deletes conversations that forks continue: no fork loses a message.
+func testForkChain(t *testing.T, s robby.Store) {
+	ctx := context.Background()
+	create(t, s, "u", "a", "Trip")
+	require.NoError(t, s.Append(ctx, "u", "a", 0, Chat("a1"), Chat("a2")))
+	fork := func(id string, n int64, add ...string) string {
+		t.Helper()
+		f, err := s.Fork(ctx, "u", id, n)
+		require.NoError(t, err)
+		for i, text := range add {
+			require.NoError(t, s.Append(ctx, "u", f.ID, n+int64(i), Chat(text)))
+		}
+		return f.ID
+	}
+	b := fork("a", 2, "b3")
+	c := fork(b, 3, "c4", "c5")
+	d := fork(c, 2, "d3")                                      // inside what c shares with a
+	e := fork(c, 4, "e5")                                      // inside what c shares with b, and its own
+	f := fork(e, 5, "f6")                                      // a fork of a fork of a fork
+	g := fork(c, 0, "g1")                                      // nothing shared
+	require.NoError(t, s.Append(ctx, "u", "a", 2, Chat("a3"))) // the parent goes on
+	want := map[string][]string{
+		"a": {"a1", "a2", "a3"},
+		b:   {"a1", "a2", "b3"},
+		c:   {"a1", "a2", "b3", "c4", "c5"},
+		d:   {"a1", "a2", "d3"},
+		e:   {"a1", "a2", "b3", "c4", "e5"},
+		f:   {"a1", "a2", "b3", "c4", "e5", "f6"},
+		g:   {"g1"},
+	}
+	check := func() {
+		t.Helper()
+		for id, texts := range want {
+			_, msgs := load(t, s, "u", id)
+			assert.Equal(t, texts, msgs, id)
+		}
+	}
+	check()
+
+	// Deleting a conversation that forks continue keeps their messages,
+	// first in the middle of the chain, then its root, then a tip.
+	for _, id := range []string{b, "a", e} {
+		require.NoError(t, s.Delete(ctx, "u", id))
+		delete(want, id)
+		_, _, err := s.Load(ctx, "u", id)
+		assert.ErrorIs(t, err, robby.ErrNoConversation)
+		check()
+	}
+	_, err := s.Fork(ctx, "u", b, 1)
+	assert.ErrorIs(t, err, robby.ErrNoConversation, "a deleted conversation cannot be forked")
+
+	// The survivors go on, and fork again, over what the deleted held.
+	require.NoError(t, s.Append(ctx, "u", c, 5, Chat("c6")))
+	want[c] = append(want[c], "c6")
+	h := fork(f, 3, "h4")
+	want[h] = []string{"a1", "a2", "b3", "h4"}
+	check()
+
+	// The deleted root's ID is free again, and starts empty; another user
+	// sees none of it.
+	create(t, s, "u", "a", "again")
+	want["a"] = nil
+	check()
+	_, _, err = s.Load(ctx, "other", c)
+	assert.ErrorIs(t, err, robby.ErrNoConversation)
+
+	for id := range want {
+		require.NoError(t, s.Delete(ctx, "u", id))
+	}
+	page, _, err := s.List(ctx, "u", robby.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, page)
+}
+
+// testConcurrentForkDelete forks a conversation from many goroutines,
+// each continuing its fork, forking that and deleting its own, while the
+// original is deleted (once all forked it): every survivor holds its
+// messages.
+func testConcurrentForkDelete(t *testing.T, s robby.Store) {
+	ctx := context.Background()
+	create(t, s, "u", "root", "")
+	require.NoError(t, s.Append(ctx, "u", "root", 0, Chat("r1"), Chat("r2"), Chat("r3")))
+	const workers = 8
+	kept := make([]string, workers)
+	var g errgroup.Group
+	var forked sync.WaitGroup
+	forked.Add(workers)
+	for w := range workers {
+		g.Go(func() error {
+			f, err := s.Fork(ctx, "u", "root", int64(1+w%3))
+			forked.Done()
+			if err != nil {
+				return err
+			}
+			if err := s.Append(ctx, "u", f.ID, f.Messages, Chat(fmt.Sprint("w", w))); err != nil {
+				return err
+			}
+			again, err := s.Fork(ctx, "u", f.ID, f.Messages+1)
+			if err != nil {
+				return err
+			}
+			kept[w] = again.ID
+			return s.Delete(ctx, "u", f.ID)
+		})
+	}
+	g.Go(func() error {
+		forked.Wait()
+		return s.Delete(ctx, "u", "root")
+	})
+	require.NoError(t, g.Wait())
+	for w, id := range kept {
+		_, msgs := load(t, s, "u", id)
+		want := append([]string{"r1", "r2", "r3"}[:1+w%3], fmt.Sprint("w", w))
+		assert.Equal(t, want, msgs, "worker %d", w)
+	}
 }
 
 func testTitleDelete(t *testing.T, s robby.Store) {
