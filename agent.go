@@ -61,6 +61,8 @@ type core struct {
 	window     int          // given by WithContextWindow
 	learned    atomic.Int64 // the window the provider reported
 	discovery  sync.Once
+	probe      sync.Once  // asks the server what it is
+	srv        serverInfo // what it said
 	compaction CompactionPolicy
 	pinFirst   bool
 

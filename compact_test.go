@@ -349,6 +349,10 @@ func TestContextWindowDiscovery(t *testing.T) {
 			http.NotFound(w, r)
 		},
 		"ollama": func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet && r.URL.Path == "/api/version" {
+				fmt.Fprint(w, `{"version":"0.12.6"}`)
+				return
+			}
 			if r.Method == http.MethodPost && r.URL.Path == "/api/show" {
 				fmt.Fprint(w, `{"parameters":"num_ctx                        800\nstop                           \"<|im_end|>\"","model_info":{"general.architecture":"qwen2","qwen2.context_length":32768}}`)
 				return

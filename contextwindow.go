@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/openai/openai-go/v3/option"
 )
 
 // ErrContextLength reports a request that does not fit the model's
@@ -154,34 +151,24 @@ func (c *core) contextWindow(ctx context.Context) int {
 }
 
 // discoverWindow finds the model's context window: in the table of
-// well-known models, or from the server, as llama.cpp's (GET /props) or
-// Ollama's (POST /api/show) says.
+// well-known models, or from the server, as llama.cpp's GET /props or
+// Ollama's POST /api/show says.
 func (c *core) discoverWindow(ctx context.Context) int {
 	if w := knownWindow(c.params.Model); w > 0 {
 		return w
 	}
+	srv := c.server(ctx)
+	if srv.window > 0 || srv.kind != serverOllama {
+		return srv.window
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	opts := append(c.reqOpts[:len(c.reqOpts):len(c.reqOpts)], option.WithMaxRetries(0), option.WithMiddleware(serverRoot))
 	var body []byte // decoded here: servers differ in the Content-Type they send
-	var props struct {
-		NCtx     int `json:"n_ctx"`
-		Settings struct {
-			NCtx int `json:"n_ctx"`
-		} `json:"default_generation_settings"`
-	}
-	if c.client.Get(ctx, "props", nil, &body, opts...) == nil && json.Unmarshal(body, &props) == nil {
-		if w := max(props.NCtx, props.Settings.NCtx); w > 0 {
-			c.log.DebugContext(ctx, "robby: context window from /props", "n_ctx", w)
-			return w
-		}
-	}
 	var show struct {
 		Parameters string                     `json:"parameters"`
 		ModelInfo  map[string]json.RawMessage `json:"model_info"`
 	}
-	body = nil
-	if c.client.Post(ctx, "api/show", map[string]string{"model": c.params.Model}, &body, opts...) == nil && json.Unmarshal(body, &show) == nil {
+	if c.client.Post(ctx, "api/show", map[string]string{"model": c.params.Model}, &body, c.probeOptions()...) == nil && json.Unmarshal(body, &show) == nil {
 		if w := ollamaWindow(show.Parameters, show.ModelInfo); w > 0 {
 			c.log.DebugContext(ctx, "robby: context window from /api/show", "num_ctx", w)
 			return w
@@ -214,17 +201,6 @@ func ollamaWindow(parameters string, info map[string]json.RawMessage) int {
 		return 0
 	}
 	return min(native, ollamaDefaultContext)
-}
-
-// serverRoot sends the discovery requests to the server's root, where
-// llama.cpp and Ollama answer them, rather than under /v1.
-func serverRoot(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	for _, p := range [...]string{"/props", "/api/show"} {
-		if strings.HasSuffix(req.URL.Path, "/v1"+p) {
-			req.URL.Path = strings.TrimSuffix(req.URL.Path, "/v1"+p) + p
-		}
-	}
-	return next(req)
 }
 
 // knownWindows are the context windows of well-known hosted models, by

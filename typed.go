@@ -23,7 +23,12 @@ const (
 	// AnswerAuto starts with AnswerNative and falls back, once, to
 	// AnswerTool when the endpoint refuses response_format (alone or
 	// together with tools), then to AnswerPrompted when it refuses tools.
-	// The agent and its clones remember the mode that worked.
+	// An agent with tools whose server is llama.cpp, Ollama or vLLM
+	// starts with AnswerTool instead: those servers turn response_format
+	// into a grammar over the whole reply, which leaves the model no way
+	// to call a tool (robby asks the server what it is, once, with GET
+	// /props, /api/version and /version at its root). The agent and its
+	// clones remember the mode that worked.
 	AnswerAuto AnswerMode = iota
 	// AnswerNative asks for the answer with response_format json_schema,
 	// strict when the schema has a strict form, tools offered as usual.
@@ -266,7 +271,7 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 	defer func() { op.end(ctx, res, err) }()
 	mode, auto := tc.mode, tc.mode == AnswerAuto
 	if auto {
-		mode = max(AnswerMode(a.core.answerMode.Load()), AnswerNative)
+		mode = a.autoMode(ctx)
 	}
 	tool := a.answerTool(ctx)
 	pending, results := promptMessage(prompt), base.results
@@ -304,6 +309,26 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		attempt++
 		pending, results = repairMessage(mode, tool, callID, failures)
 	}
+}
+
+// autoMode is the mode an [AnswerAuto] run starts in: the one the agent
+// settled on, else native, unless the agent has tools and its server binds
+// the whole reply to response_format's grammar, which would keep the model
+// from calling them; then the answer tool, remembered.
+func (a *Agent) autoMode(ctx context.Context) AnswerMode {
+	if m := AnswerMode(a.core.answerMode.Load()); m != AnswerAuto {
+		return m
+	}
+	if len(a.core.tools.get(ctx).names) == 0 {
+		return AnswerNative
+	}
+	if srv := a.core.server(ctx); srv.kind.grammarBound() {
+		a.core.log.InfoContext(ctx, "robby: the server's grammar for response_format would block tool calls; answering with the answer tool",
+			slog.String("server", srv.kind.String()))
+		a.core.answerMode.CompareAndSwap(int32(AnswerAuto), int32(AnswerTool))
+		return AnswerMode(a.core.answerMode.Load())
+	}
+	return AnswerNative
 }
 
 // answerTool returns the name of the answer tool: final_answer, unless

@@ -22,6 +22,20 @@ func Answer(value string) Reply {
 	})
 }
 
+// Constrained is r as a server that turns response_format's schema into
+// a grammar over the whole reply gives it, as llama.cpp, Ollama and vLLM
+// do, tools or not: a request with response_format json_schema gets
+// value, JSON text the grammar lets through, whatever r says (a tool call
+// cannot get past the grammar); the others get r.
+func Constrained(value string, r Reply) Reply {
+	return Func(func(req Request) Reply {
+		if AsksJSONSchema(req) {
+			return Text(value)
+		}
+		return r
+	})
+}
+
 // AsksJSONSchema reports whether a request asks for an answer with
 // response_format json_schema.
 func AsksJSONSchema(req Request) bool {
@@ -54,9 +68,12 @@ var schemaRefusals = map[string]struct {
 	OpenAI: {http.StatusBadRequest, `{"error":{"message":"Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model. ` +
 		`Learn more about supported models at the Structured Outputs guide: https://platform.openai.com/docs/guides/structured-outputs",` +
 		`"type":"invalid_request_error","param":null,"code":null}}`},
-	Gemini: {http.StatusBadRequest, `[{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"response_format\": Cannot find field.",` +
-		`"status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"description":` +
-		`"Invalid JSON payload received. Unknown name \"response_format\": Cannot find field."}]}]}}]`},
+	// Gemini's OpenAI endpoint takes response_format, but refuses the
+	// schema keywords Gemini's response_schema lacks.
+	Gemini: {http.StatusBadRequest, `[{"error":{"code":400,"message":"Invalid JSON payload received. Unknown name \"additionalProperties\" at ` +
+		`'generation_config.response_schema': Cannot find field.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest",` +
+		`"fieldViolations":[{"field":"generation_config.response_schema","description":"Invalid JSON payload received. Unknown name ` +
+		`\"additionalProperties\" at 'generation_config.response_schema': Cannot find field."}]}]}}]`},
 	LlamaCpp: {http.StatusInternalServerError, `{"error":{"code":500,"message":"response_format type must be one of \"text\" or \"json_object\", but got: json_schema","type":"server_error"}}`},
 	Ollama:   {http.StatusBadRequest, `{"error":{"message":"invalid format: expected \"json\" or a JSON schema","type":"invalid_request_error","param":null,"code":null}}`},
 	VLLM:     {http.StatusBadRequest, `{"object":"error","message":"The provided JSON schema contains features not supported by xgrammar.","type":"BadRequestError","param":null,"code":400}`},

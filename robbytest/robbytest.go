@@ -8,7 +8,8 @@
 // agent sent. Once the queue is empty it answers with the [Server.Fallback]
 // reply, if one is set; GET /v1/models lists [Model]. So any OpenAI client
 // can be pointed at it. It also serves POST /v1/embeddings with a deterministic
-// [Embedding], so that retrieval is tested through a real client.
+// [Embedding], so that retrieval is tested through a real client, and, after
+// [Server.ServeAs], the requests that tell llama.cpp, Ollama and vLLM apart.
 //
 //	srv := robbytest.NewServer()
 //	defer srv.Close()
@@ -48,6 +49,7 @@ type Server struct {
 
 	limit      int // the context window ContextLimit set, 0 if none
 	limitShape string
+	software   string // the server ServeAs plays; OpenAI's if empty
 }
 
 // Model is the model GET /v1/models lists. Requests may name any model.
@@ -113,9 +115,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.serveEmbeddings(w, r)
 		return
 	}
-	if strings.HasSuffix(r.URL.Path, "/props") || strings.HasSuffix(r.URL.Path, "/api/show") {
-		// llama.cpp's and Ollama's, not OpenAI's: answer as OpenAI does.
-		writeError(w, http.StatusNotFound, "robbytest: no such endpoint")
+	if s.serveProbe(w, r) {
 		return
 	}
 	req, err := readRequest(r)
