@@ -3,6 +3,7 @@ package robby
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -110,29 +111,80 @@ func bigAnswerJSON(n int) string {
 }
 
 // BenchmarkPartialJSON measures the cost per streamed byte of reading an
-// answer as it arrives, in the worst split (one byte a delta), the parser
-// alone and with the partial values decoded (partialAnswer): the cost per
-// byte stays flat as the answer grows.
+// answer as it arrives, in the worst split (one byte a delta), for
+// answers of about 64 KB and ten times that: the parser alone, and with
+// the partial values decoded (partialAnswer, the flat list only). Three
+// shapes: a flat list of small objects, objects nested 16 deep, and one
+// long string full of escapes. ns/byte and B/byte stay flat as the answer
+// grows tenfold: linear time, memory bounded by the text kept.
 func BenchmarkPartialJSON(b *testing.B) {
-	for _, n := range []int{10, 1000, 10000} {
-		text := bigAnswerJSON(n)
-		b.Run(fmt.Sprintf("parser/%dB", len(text)), func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			for b.Loop() {
-				var p partialJSON
-				for i := range len(text) {
-					p.write(text[i : i+1])
-				}
-			}
-		})
-		b.Run(fmt.Sprintf("partials/%dB", len(text)), func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			for b.Loop() {
-				var pa partialAnswer[bigAnswer]
-				for i := range len(text) {
-					pa.add(text[i : i+1])
-				}
-			}
-		})
+	shapes := []struct {
+		name string
+		make func(size int) string
+	}{
+		{"list", func(size int) string { return bigAnswerJSON(size / 65) }},
+		{"nested", nestedAnswerJSON},
+		{"string", longStringJSON},
 	}
+	perByte := func(b *testing.B, size int, run func()) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for b.Loop() {
+			run()
+		}
+		runtime.ReadMemStats(&after)
+		n := float64(b.N) * float64(size)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/byte")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/n, "B/byte")
+	}
+	for _, shape := range shapes {
+		for _, size := range []int{64 << 10, 640 << 10} {
+			text := shape.make(size)
+			b.Run(fmt.Sprintf("parser/%s/%dKB", shape.name, size>>10), func(b *testing.B) {
+				perByte(b, len(text), func() {
+					var p partialJSON
+					for i := range len(text) {
+						p.write(text[i : i+1])
+					}
+					if !p.complete() {
+						b.Fatal("incomplete")
+					}
+				})
+			})
+			if shape.name != "list" {
+				continue
+			}
+			b.Run(fmt.Sprintf("partials/%s/%dKB", shape.name, size>>10), func(b *testing.B) {
+				perByte(b, len(text), func() {
+					var pa partialAnswer[bigAnswer]
+					for i := range len(text) {
+						pa.add(text[i : i+1])
+					}
+				})
+			})
+		}
+	}
+}
+
+// nestedAnswerJSON makes an answer of about size bytes: a list of objects
+// nested 16 deep.
+func nestedAnswerJSON(size int) string {
+	one := strings.Repeat(`{"k": [1, `, 16) + `"leaf"` + strings.Repeat(`]}`, 16)
+	var b strings.Builder
+	b.WriteString(`{"items": [`)
+	for i := 0; b.Len() < size; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(one)
+	}
+	b.WriteString("]}")
+	return b.String()
+}
+
+// longStringJSON makes an answer of about size bytes: one string field,
+// with escaped quotes and newlines.
+func longStringJSON(size int) string {
+	const line = `a line with \"quotes\" and a \\ backslash\n`
+	return `{"text": "` + strings.Repeat(line, size/len(line)+1) + `"}`
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/openai/openai-go/v3"
@@ -197,6 +198,11 @@ func awaiting(conv []openai.ChatCompletionMessageParamUnion) []ToolCall {
 // overlayParams lays over's parameters over base's. Parameters openai-go
 // has no field for, in either, are kept as extra fields.
 func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompletionNewParams, error) {
+	if onlyFormat(over) {
+		p := *base
+		p.ResponseFormat = over.ResponseFormat
+		return p, nil
+	}
 	merged, err := paramFields(base)
 	if err != nil {
 		return openai.ChatCompletionNewParams{}, err
@@ -223,6 +229,15 @@ func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompl
 		p.ResponseFormat = rf
 	}
 	return p, nil
+}
+
+// onlyFormat reports whether p sets response_format and nothing else, as
+// a typed run's parameters do: those are laid over the agent's without the
+// trip through JSON, which would encode the schema five times.
+func onlyFormat(p *openai.ChatCompletionNewParams) bool {
+	q := *p
+	q.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{}
+	return reflect.ValueOf(q).IsZero()
 }
 
 // paramFields returns the parameters p sets, encoded, messages and tools

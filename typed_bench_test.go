@@ -1,0 +1,67 @@
+package robby_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/robbytest"
+)
+
+type benchCity struct {
+	Name       string   `json:"name" jsonschema:"the city's name"`
+	Country    string   `json:"country"`
+	Population int      `json:"population"`
+	Landmarks  []string `json:"landmarks"`
+}
+
+const benchCityJSON = `{"name": "Paris", "country": "France", "population": 2102650, "landmarks": ["Eiffel Tower", "Louvre", "Notre-Dame"]}`
+
+// BenchmarkTypedRun is a typed run (RunTyped, native mode: response_format
+// sent, the answer validated and decoded) next to the same run returning
+// the same JSON as text (Run), both against the same robbytest server:
+// the ratio is what asking for a Go value costs. "answer" is one turn;
+// "tool" calls a tool first, two turns.
+func BenchmarkTypedRun(b *testing.B) {
+	add := robby.NewTool("add", "Adds two numbers", func(_ context.Context, in struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}) (int, error) {
+		return in.A + in.B, nil
+	})
+	model := map[string]robbytest.Reply{
+		"answer": robbytest.Text(benchCityJSON),
+		"tool": robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+			if req.Messages[len(req.Messages)-1].Role == "tool" {
+				return robbytest.Text(benchCityJSON)
+			}
+			return robbytest.ToolCalls(robbytest.Call("add", `{"a":2000000,"b":102650}`))
+		}),
+	}
+	ctx := context.Background()
+	for _, name := range []string{"answer", "tool"} {
+		srv := robbytest.NewServer()
+		b.Cleanup(srv.Close)
+		srv.Fallback(model[name])
+		a := newRun3Agent(b, srv.URL, []robby.Tool{add})
+		b.Cleanup(func() { a.Close() })
+		b.Run(name+"/text", func(b *testing.B) {
+			for b.Loop() {
+				a.Reset()
+				res, err := a.Run(ctx, "Describe Paris")
+				if err != nil || res.Text != benchCityJSON {
+					b.Fatal(err, res.Text)
+				}
+			}
+		})
+		b.Run(name+"/typed", func(b *testing.B) {
+			for b.Loop() {
+				a.Reset()
+				got, _, err := robby.RunTyped[benchCity](ctx, a, "Describe Paris", robby.WithAnswerMode(robby.AnswerNative))
+				if err != nil || got.Population != 2102650 {
+					b.Fatal(err, got)
+				}
+			}
+		})
+	}
+}
