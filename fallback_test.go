@@ -16,6 +16,14 @@ const fallbackKey = "sk-fallback-0123456789"
 
 var noRetries = option.WithMaxRetries(0)
 
+// closedURL returns the URL of a server that was closed: connections to it
+// are refused.
+func closedURL() string {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	return dead.URL
+}
+
 // TestFallback checks which failures of the agent's model move a call to
 // its fallback, plain and streamed.
 func TestFallback(t *testing.T) {
@@ -43,9 +51,7 @@ func TestFallback(t *testing.T) {
 				primary.Reply(tc.primary)
 				url := primary.URL
 				if tc.closed {
-					dead := httptest.NewServer(http.NotFoundHandler())
-					url = dead.URL
-					dead.Close()
+					url = closedURL()
 				}
 				second := newServer(t)
 				second.Reply(robbytest.Text("from the fallback"))

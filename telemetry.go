@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -151,8 +152,12 @@ func (op *runOp) end(ctx context.Context, res *Result, err error) {
 	}
 	outcome := runOutcome(res, err)
 	if op.span != nil {
-		op.span.SetAttributes(usageAttributes([]attribute.KeyValue{attribute.Int("robby.turns", res.Turns),
-			attribute.String("robby.outcome", outcome)}, res.Usage)...)
+		attrs := usageAttributes([]attribute.KeyValue{attribute.Int("robby.turns", res.Turns),
+			attribute.String("robby.outcome", outcome)}, res.Usage)
+		if len(res.Models) > 0 {
+			attrs = append(attrs, attribute.StringSlice("robby.models", res.Models))
+		}
+		op.span.SetAttributes(attrs...)
 		op.t.fail(op.span, err)
 		op.span.End()
 	}
@@ -224,7 +229,8 @@ var errorKinds = []struct {
 }
 
 // errorType returns the error.type of err: the HTTP status of an endpoint's
-// error, the name of a robby error, or "_OTHER".
+// error, the name of a robby error, "timeout" or "connection_error" for a
+// network failure, or "_OTHER".
 func errorType(err error) string {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
@@ -237,6 +243,12 @@ func errorType(err error) string {
 		if errors.Is(err, k.err) {
 			return k.name
 		}
+	}
+	if netErr, ok := errors.AsType[net.Error](err); ok {
+		if netErr.Timeout() {
+			return "timeout"
+		}
+		return "connection_error"
 	}
 	return semconv.ErrorTypeOther.Value.AsString()
 }

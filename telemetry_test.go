@@ -148,7 +148,7 @@ func TestTracedRunWithLocalAndMCPTools(t *testing.T) {
 	assert.Equal(t, map[string]any{
 		"gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": "test-model",
 		"gen_ai.usage.input_tokens": int64(30), "gen_ai.usage.output_tokens": int64(9),
-		"robby.turns": int64(2), "robby.outcome": "answered",
+		"robby.turns": int64(2), "robby.outcome": "answered", "robby.models": []string{"test-model", "test-model"},
 	}, attrs(run))
 
 	chats := rig.named("chat test-model")
@@ -408,4 +408,93 @@ func TestTracedUsageParts(t *testing.T) {
 		assert.Equal(t, int64(12), got["gen_ai.usage.reasoning.output_tokens"], s.Name)
 	}
 	assert.Equal(t, "o4-mini-2025", attrs(rig.span(t, "chat test-model"))["gen_ai.response.model"])
+}
+
+// A call that falls back is a chat span for each model tried, under the
+// run's: the failed one with its error, the one that answered without.
+func TestTracedFallback(t *testing.T) {
+	for _, tc := range []struct {
+		name, errType string
+		closed        bool
+	}{
+		{name: "503", errType: "503"},
+		{name: "connection refused", errType: "connection_error", closed: true},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(tc.name+"/"+faultMode(stream), func(t *testing.T) {
+				rig := newTelemetryRig(t)
+				primary := newServer(t)
+				primary.Reply(robbytest.Error(http.StatusServiceUnavailable, `{"error":{"message":"overloaded"}}`))
+				url := primary.URL
+				if tc.closed {
+					url = closedURL()
+				}
+				second := newServer(t)
+				second.Reply(robbytest.Text("from the fallback").WithUsage(5, 2))
+				a, err := New(append(rig.options(), WithBaseURL(url), WithModel("small"), WithRequestOptions(noRetries),
+					WithFallback(Fallback{Model: "big", BaseURL: second.URL}))...)
+				require.NoError(t, err)
+				defer a.Close()
+
+				res, _, err := faultAsk(t.Context(), a, stream, "Hi")
+				require.NoError(t, err)
+				assert.Equal(t, []string{"big"}, res.Models)
+
+				run := rig.span(t, "invoke_agent")
+				assert.Equal(t, codes.Unset, run.Status.Code, "the run answered")
+				assert.Equal(t, "small", attrs(run)["gen_ai.request.model"])
+				assert.Equal(t, []string{"big"}, attrs(run)["robby.models"])
+				failed, answered := rig.span(t, "chat small"), rig.span(t, "chat big")
+				for _, c := range []tracetest.SpanStub{failed, answered} {
+					assert.Equal(t, run.SpanContext.SpanID(), c.Parent.SpanID(), "%s is a child of the run", c.Name)
+				}
+				assert.True(t, failed.EndTime.Before(answered.StartTime) || failed.EndTime.Equal(answered.StartTime),
+					"the fallback is asked after the first model failed")
+				assert.Equal(t, codes.Error, failed.Status.Code)
+				assert.Equal(t, tc.errType, attrs(failed)["error.type"])
+				assert.Equal(t, "small", attrs(failed)["gen_ai.request.model"])
+				assert.Equal(t, codes.Unset, answered.Status.Code)
+				got := attrs(answered)
+				assert.NotContains(t, got, "error.type")
+				assert.Equal(t, "big", got["gen_ai.request.model"])
+				assert.Equal(t, "big", got["gen_ai.response.model"])
+				assert.Equal(t, int64(2), got["gen_ai.usage.output_tokens"])
+
+				// The request to the fallback carried the trace context of its
+				// own span.
+				reqs := second.Requests()
+				require.Len(t, reqs, 1)
+				sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(reqs[0].Header)))
+				assert.Equal(t, answered.SpanContext.SpanID(), sc.SpanID())
+
+				points := rig.metrics(t)["gen_ai.client.operation.duration"].(metricdata.Histogram[float64]).DataPoints
+				byModel := map[string]any{}
+				for _, p := range points {
+					pa := pointAttrs(p.Attributes)
+					assert.Equal(t, uint64(1), p.Count)
+					byModel[pa["gen_ai.request.model"].(string)] = pa["error.type"]
+				}
+				assert.Equal(t, map[string]any{"small": tc.errType, "big": nil}, byModel)
+			})
+		}
+	}
+}
+
+// A model call that a middleware answers (a cache) reaches no model: it
+// makes no chat span, and the run's span still counts it.
+func TestTracedModelMiddlewareAnswer(t *testing.T) {
+	rig := newTelemetryRig(t)
+	srv := newServer(t)
+	cached := func(context.Context, *ModelRequest, ModelHandler) (*ModelResponse, error) {
+		return &ModelResponse{Model: "cache", Text: "cached", FinishReason: "stop"}, nil
+	}
+	a := newTestAgent(t, srv, append(rig.options(), WithModelMiddleware(cached))...)
+	res, err := a.Run(t.Context(), "hello")
+	require.NoError(t, err)
+	assert.Equal(t, "cached", res.Text)
+	assert.Empty(t, srv.Requests())
+	assert.Empty(t, rig.named("chat test-model"))
+	run := rig.span(t, "invoke_agent")
+	assert.Equal(t, []string{"cache"}, attrs(run)["robby.models"])
+	assert.NotContains(t, rig.metrics(t), "gen_ai.client.operation.duration")
 }
