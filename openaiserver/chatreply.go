@@ -23,8 +23,12 @@ type chatReply struct {
 	started bool // the stream's headers were written
 }
 
+// usageWire returns u as a chat completion reports it.
 func usageWire(u robby.Usage) *wireUsage {
-	return &wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	w := &wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	w.PromptTokensDetails.CachedTokens = u.CachedPromptTokens
+	w.CompletionTokensDetails.ReasoningTokens = u.ReasoningTokens
+	return w
 }
 
 // finishReason tells why the run ended, as OpenAI would: the client's tools

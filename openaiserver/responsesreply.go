@@ -45,6 +45,8 @@ func (rr *responsesReply) done(res *robby.Result, err error) {
 	rr.resp.Output = outputItems(rr.resp.ID, raws)
 	u := &wireResponsesUsage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens,
 		TotalTokens: res.Usage.TotalTokens}
+	u.InputTokensDetails.CachedTokens = res.Usage.CachedPromptTokens
+	u.OutputTokensDetails.ReasoningTokens = res.Usage.ReasoningTokens
 	rr.resp.Usage = u
 	rr.resp.Status = "completed"
 	if errors.Is(err, robby.ErrMaxTurns) {

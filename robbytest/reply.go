@@ -18,7 +18,7 @@ type Reply struct {
 	text      string
 	reasoning string
 	calls     []ToolCall
-	usage     [2]int // prompt, completion tokens
+	usage     [4]int // prompt, completion, cached prompt and reasoning tokens
 	status    int
 	body      string
 	sse       string
@@ -29,7 +29,7 @@ type Reply struct {
 
 // Text is a reply whose answer is text. Streamed, it comes word by word.
 func Text(s string) Reply {
-	return Reply{text: s, usage: [2]int{10, len(strings.Fields(s))}}
+	return Reply{text: s, usage: [4]int{10, len(strings.Fields(s))}}
 }
 
 // ToolCalls is a reply that calls tools, in order. A call with no ID gets
@@ -41,7 +41,7 @@ func ToolCalls(calls ...ToolCall) Reply {
 			calls[i].ID = fmt.Sprintf("call_%d_%s", i, calls[i].Name)
 		}
 	}
-	return Reply{calls: calls, usage: [2]int{10, 5 * len(calls)}}
+	return Reply{calls: calls, usage: [4]int{10, 5 * len(calls)}}
 }
 
 // Error is a reply with an HTTP error status and a body sent as it is: a
@@ -89,7 +89,16 @@ func (r Reply) WithReasoning(s string) Reply { r.reasoning = s; return r }
 // WithUsage sets the token counts the reply reports; on a [Func] reply,
 // those of the reply it makes.
 func (r Reply) WithUsage(prompt, completion int) Reply {
-	r.usage = [2]int{prompt, completion}
+	r.usage[0], r.usage[1] = prompt, completion
+	return r
+}
+
+// WithUsageDetails sets the parts of the reply's tokens that OpenAI reports
+// apart: the cached prompt tokens (prompt_tokens_details.cached_tokens) and
+// the reasoning tokens (completion_tokens_details.reasoning_tokens), parts
+// of the prompt and completion tokens of [Reply.WithUsage].
+func (r Reply) WithUsageDetails(cached, reasoning int) Reply {
+	r.usage[2], r.usage[3] = cached, reasoning
 	return r
 }
 
@@ -111,7 +120,7 @@ func (r *Reply) serve(w http.ResponseWriter, req *http.Request, parsed *Request)
 	switch {
 	case r.fn != nil:
 		next := r.fn(*parsed)
-		if r.usage != [2]int{} {
+		if r.usage != [4]int{} {
 			next.usage = r.usage // set by WithUsage on the Func reply
 		}
 		next.serve(w, req, parsed)
@@ -143,7 +152,12 @@ func (r *Reply) serve(w http.ResponseWriter, req *http.Request, parsed *Request)
 }
 
 func (r *Reply) usageJSON() map[string]any {
-	return map[string]any{"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": r.usage[0] + r.usage[1]}
+	u := map[string]any{"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": r.usage[0] + r.usage[1]}
+	if r.usage[2] != 0 || r.usage[3] != 0 {
+		u["prompt_tokens_details"] = map[string]int{"cached_tokens": r.usage[2]}
+		u["completion_tokens_details"] = map[string]int{"reasoning_tokens": r.usage[3]}
+	}
+	return u
 }
 
 func (r *Reply) finishReason() string {
