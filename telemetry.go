@@ -126,6 +126,22 @@ func newTelemetry(cfg *config) (*telemetry, error) {
 	return t, nil
 }
 
+// TraceContext returns ctx with the trace context that carrier holds (W3C
+// traceparent and tracestate headers), so that a run started with it joins
+// the caller's trace, its invoke_agent span a child of the caller's span.
+// It is for servers that run the agent for their clients, such as
+// packages openaiserver (the HTTP headers) and mcpserver (the _meta of a
+// tool call). It returns ctx as it is when the agent has no tracer
+// provider ([WithTracerProvider]) or when ctx already holds a span, such
+// as the server's own HTTP span.
+func (a *Agent) TraceContext(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
+	t := a.core.tel
+	if t == nil || t.tracer == nil || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	return t.prop.Extract(ctx, carrier)
+}
+
 // A runOp is the telemetry of one run; nil when the agent has none.
 type runOp struct {
 	t    *telemetry

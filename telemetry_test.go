@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/robby-go/robby/internal/mcpmeta"
 	"github.com/robby-go/robby/robbytest"
 )
 
@@ -108,7 +109,7 @@ func tracedMCPServer(t *testing.T, tp trace.TracerProvider) string {
 	s := mcp.NewServer(&mcp.Implementation{Name: "traced", Version: "v0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "lookup", Description: "Looks a key up", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			ctx := prop.Extract(context.Background(), metaCarrier(req.Params.Meta))
+			ctx := prop.Extract(context.Background(), mcpmeta.Carrier(req.Params.Meta))
 			_, span := tracer.Start(ctx, "server tools/call lookup", trace.WithSpanKind(trace.SpanKindServer))
 			defer span.End()
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "y"}}}, nil

@@ -2,8 +2,6 @@ package robby
 
 import (
 	"context"
-	"maps"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -11,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/robby-go/robby/internal/mcpmeta"
 )
 
 // toolOps is the telemetry of the calls of one turn; nil when the agent
@@ -114,17 +114,5 @@ func (t *telemetry) injectMeta(ctx context.Context, p *mcp.CallToolParams) {
 	if p.Meta == nil {
 		p.Meta = mcp.Meta{}
 	}
-	t.prop.Inject(ctx, metaCarrier(p.Meta))
+	t.prop.Inject(ctx, mcpmeta.Carrier(p.Meta))
 }
-
-// metaCarrier carries the trace context in an MCP request's _meta.
-type metaCarrier mcp.Meta
-
-func (m metaCarrier) Get(key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-func (m metaCarrier) Set(key, value string) { m[key] = value }
-
-func (m metaCarrier) Keys() []string { return slices.Collect(maps.Keys(m)) }

@@ -18,6 +18,10 @@
 // another asked. MCP tools are stateless in this way; a host that wants a
 // follow-up sends the context it needs in the prompt.
 //
+// A traced agent ([robby.WithTracerProvider]) joins its host's trace: the
+// run's span is a child of the one the call names in its _meta
+// (traceparent, as robby's own MCP client sends it) or its HTTP headers.
+//
 // The go-sdk does the protocol: JSON-RPC, the stdio and streamable-HTTP
 // transports, cancellation (a cancelled call cancels the run and its
 // tools).
@@ -32,8 +36,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/mcpmeta"
 )
 
 // ToolName is the name of the one tool a [Server] offers.
@@ -126,9 +132,23 @@ func (s *Server) newMCP(done context.Context) *mcp.Server {
 		defer cancel(nil)
 		stop := context.AfterFunc(done, func() { cancel(context.Cause(done)) })
 		defer stop()
-		return s.ask(ctx, req, in)
+		return s.ask(s.traceContext(ctx, req), req, in)
 	})
 	return srv
+}
+
+// traceContext returns ctx with the trace context a call carries, if the
+// agent is traced (see [robby.Agent.TraceContext]): in its _meta, where
+// MCP's semantic conventions put it over any transport, or else in the
+// headers of its HTTP request.
+func (s *Server) traceContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if len(req.Params.Meta) > 0 {
+		ctx = s.agent.TraceContext(ctx, mcpmeta.Carrier(req.Params.Meta))
+	}
+	if req.Extra != nil && len(req.Extra.Header) > 0 {
+		ctx = s.agent.TraceContext(ctx, propagation.HeaderCarrier(req.Extra.Header))
+	}
+	return ctx
 }
 
 // Run serves the server over one transport, such as &mcp.StdioTransport{},

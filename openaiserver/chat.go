@@ -32,10 +32,8 @@ func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", bad.code, bad.msg)
 		return
 	}
-	agent, ok := h.agents[req.model]
-	if !ok {
-		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
-			fmt.Sprintf("The model '%s' does not exist.", req.model))
+	agent, r := h.agent(w, r, req.model)
+	if agent == nil {
 		return
 	}
 	conv, opts, err := conversation(agent, req)

@@ -27,6 +27,11 @@
 // agent's) and [robby.WithCallerTools] (the client's function tools, whose
 // calls end the run and go back to the client in [robby.Result.Pending]).
 //
+// A traced agent ([robby.WithTracerProvider]) joins its client's trace:
+// the run's span is a child of the one the request's traceparent header
+// names, unless the request's context already holds a span of the
+// server's own.
+//
 // Each route's wire types live in a file of their own (wire_chat.go,
 // wire_responses.go, wire_models.go): the endpoint reads and writes
 // OpenAI's JSON itself, and shares no wire type with robby's client.

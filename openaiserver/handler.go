@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/randid"
 )
@@ -219,6 +221,23 @@ func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
 		list.Data = append(list.Data, wireModel{ID: name, Object: "model", OwnedBy: "robby"})
 	}
 	writeJSON(w, http.StatusOK, list)
+}
+
+// agent returns the agent that model names, and r with the trace context
+// its headers carry if that agent is traced, so that the run joins the
+// client's trace (see [robby.Agent.TraceContext]). It answers 404 and
+// returns nil when no agent has that name.
+func (h *Handler) agent(w http.ResponseWriter, r *http.Request, model string) (*robby.Agent, *http.Request) {
+	agent, ok := h.agents[model]
+	if !ok {
+		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
+			fmt.Sprintf("The model '%s' does not exist.", model))
+		return nil, r
+	}
+	if ctx := agent.TraceContext(r.Context(), propagation.HeaderCarrier(r.Header)); ctx != r.Context() {
+		r = r.WithContext(ctx)
+	}
+	return agent, r
 }
 
 // readBody reads a request's body, of at most limit bytes, into a buffer

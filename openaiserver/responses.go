@@ -60,10 +60,8 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", bad.code, bad.msg)
 		return
 	}
-	agent, ok := h.agents[req.wire.Model]
-	if !ok {
-		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "model_not_found",
-			fmt.Sprintf("The model '%s' does not exist.", req.wire.Model))
+	agent, r := h.agent(w, r, req.wire.Model)
+	if agent == nil {
 		return
 	}
 	if err := clientTools(agent, req.tools); err != nil {
