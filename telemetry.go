@@ -183,7 +183,8 @@ func (op *runOp) end(ctx context.Context, res *Result, err error) {
 }
 
 // usageAttributes appends the attributes of u to attrs: the tokens in and
-// out, and their cached and reasoning parts when the provider said them.
+// out, their cached and reasoning parts when the provider said them, and
+// the cost when prices gave one.
 func usageAttributes(attrs []attribute.KeyValue, u Usage) []attribute.KeyValue {
 	attrs = append(attrs, semconv.GenAIUsageInputTokens(int(u.PromptTokens)), semconv.GenAIUsageOutputTokens(int(u.CompletionTokens)))
 	if u.CachedPromptTokens > 0 {
@@ -191,6 +192,9 @@ func usageAttributes(attrs []attribute.KeyValue, u Usage) []attribute.KeyValue {
 	}
 	if u.ReasoningTokens > 0 {
 		attrs = append(attrs, semconv.GenAIUsageReasoningOutputTokens(int(u.ReasoningTokens)))
+	}
+	if u.Cost > 0 {
+		attrs = append(attrs, attribute.Float64("robby.usage.cost", u.Cost))
 	}
 	return attrs
 }

@@ -499,3 +499,24 @@ func TestTracedModelMiddlewareAnswer(t *testing.T) {
 	assert.Equal(t, []string{"cache"}, attrs(run)["robby.models"])
 	assert.NotContains(t, rig.metrics(t), "gen_ai.client.operation.duration")
 }
+
+// With prices, each chat span carries its call's cost, and the run's span
+// their sum.
+func TestTracedCost(t *testing.T) {
+	rig := newTelemetryRig(t)
+	srv := newServer(t)
+	srv.Reply(
+		robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`)).WithUsage(1000, 100).WithUsageDetails(400, 0),
+		robbytest.Text("3").WithUsage(2000, 50),
+	)
+	prices := WithPrices(map[string]Price{"test-model": {Input: 2, CachedInput: 1, Output: 8}})
+	a := newTestAgent(t, srv, append(rig.options(), prices, WithTools(addTool))...)
+	res, err := a.Run(t.Context(), "1+2?")
+	require.NoError(t, err)
+	chats := rig.named("chat test-model")
+	require.Len(t, chats, 2)
+	assert.InDelta(t, 0.0024, attrs(chats[0])["robby.usage.cost"], 1e-12, "600 at 2, 400 cached at 1, 100 at 8, per million")
+	assert.InDelta(t, 0.0044, attrs(chats[1])["robby.usage.cost"], 1e-12)
+	assert.InDelta(t, 0.0068, attrs(rig.span(t, "invoke_agent"))["robby.usage.cost"], 1e-12)
+	assert.InDelta(t, res.Usage.Cost, attrs(rig.span(t, "invoke_agent"))["robby.usage.cost"], 0)
+}
