@@ -53,6 +53,7 @@ type core struct {
 	fallbacks []endpoint
 	prices    map[string]Price // nil if not given
 	unpriced  sync.Map         // models called without a price, logged once
+	runBudget Budget           // WithBudget: of each run
 	tools     toolbox
 	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
 	// AnswerAuto until a fallback, which means native.
@@ -88,7 +89,7 @@ func New(opts ...Option) (*Agent, error) {
 	if cfg.params.Model == "" {
 		return nil, errors.New("robby: no model: use WithModel")
 	}
-	if err := checkPrices(&cfg); err != nil {
+	if err := errors.Join(checkPrices(&cfg), checkBudget(&cfg)); err != nil {
 		return nil, fmt.Errorf("robby: %w", err)
 	}
 	cfg.secrets = secretsOf(&cfg)
@@ -108,6 +109,7 @@ func New(opts ...Option) (*Agent, error) {
 		tel:        tel,
 		modelMW:    slices.Clone(cfg.modelMW),
 		prices:     cfg.prices,
+		runBudget:  cfg.budget,
 		window:     cfg.window,
 		compaction: cfg.compaction,
 		pinFirst:   cfg.pinFirst,

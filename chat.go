@@ -32,10 +32,14 @@ type argDelta struct {
 // complete makes one model call: it sends req, streamed if onDelta is not
 // nil, through the model middleware to the model it asks for or its
 // fallbacks, and returns the reply, its usage counted in the
-// conversation's. On error the reply holds what arrived before it, if
+// conversation's and in the run's budget, if any. On error the reply holds what arrived before it, if
 // anything did.
 func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
 	req.stream = onDelta != nil
+	m := meterOf(ctx)
+	if err := m.start(); err != nil {
+		return nil, err
+	}
 	var r *reply
 	var err error
 	if a.core.modelMW != nil {
@@ -47,6 +51,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		a.mu.Lock()
 		a.usage.add(r.usage)
 		a.mu.Unlock()
+		m.spend(r.usage)
 	}
 	return r, err
 }

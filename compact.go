@@ -392,6 +392,9 @@ func (a *Agent) summarize(ctx context.Context, p *plan, target int, ev *Compacti
 		if ctx.Err() != nil {
 			return fmt.Errorf("robby: compaction: %w", context.Cause(ctx))
 		}
+		if errors.Is(err, ErrBudget) {
+			return err // no more calls: the turn's would be refused too
+		}
 		a.core.log.WarnContext(ctx, "robby: summary request failed, dropping the oldest turns instead", slog.Any("error", err))
 		ev.Policy = compactNames[compactDrop]
 		return nil

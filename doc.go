@@ -116,7 +116,8 @@
 // provider's own message, whatever the shape of its error body; the
 // [*openai.Error] they wrap is reachable with [errors.As]. openai-go retries
 // 408, 409, 429 and 5xx answers, honouring Retry-After. A run that reaches
-// its turn limit returns [ErrMaxTurns] with its partial result. A
+// its turn limit returns [ErrMaxTurns] with its partial result, and one
+// that reaches a limit of its [WithBudget] a [*BudgetError]. A
 // provider's context-length error is a [*ContextLengthError], matching
 // [ErrContextLength], that names the sizes.
 //

@@ -24,6 +24,11 @@ var (
 	// asked for tools. The run's partial [Result] comes with it.
 	ErrMaxTurns = errors.New("robby: turn limit reached")
 
+	// ErrBudget ends a run that reached a limit of its [Budget]
+	// ([WithBudget]); the error is a [*BudgetError] saying which. The
+	// run's partial [Result] comes with it.
+	ErrBudget = errors.New("robby: budget reached")
+
 	// ErrIncompleteStream reports a streamed reply that ended without a
 	// finish reason: the connection closed or the provider gave up midway.
 	ErrIncompleteStream = errors.New("robby: stream ended before the reply was complete")

@@ -139,6 +139,9 @@ func (a *Agent) send(ctx context.Context, req *request, model string, onDelta de
 
 // sendTo sends req to model with opts.
 func (a *Agent) sendTo(ctx context.Context, req *request, model string, opts []option.RequestOption, onDelta deltaFunc) (*reply, error) {
+	if err := a.core.checkPriced(ctx, model); err != nil {
+		return nil, err
+	}
 	sent := *req
 	head, err := a.core.headFor(req, model)
 	if err != nil {

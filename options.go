@@ -49,6 +49,7 @@ type config struct {
 	modelMW   []ModelMiddleware
 	fallbacks []Fallback
 	prices    map[string]Price
+	budget    Budget
 	mcp       []MCPServer
 	mcpTools  []string
 	portable  bool

@@ -22,8 +22,9 @@ import (
 // prompt included, so it can be retried as it is.
 //
 // When the model still calls tools after [WithMaxTurns] turns, Run returns
-// the partial result with an error wrapping [ErrMaxTurns]. Errors from the
-// endpoint are [*APIError]s. The result is never nil.
+// the partial result with an error wrapping [ErrMaxTurns]; when the run
+// reached a limit of its [WithBudget], with a [*BudgetError]. Errors from
+// the endpoint are [*APIError]s. The result is never nil.
 func (a *Agent) Run(ctx context.Context, prompt string, opts ...RunOption) (*Result, error) {
 	return a.run(ctx, promptMessage(prompt), opts, nil)
 }
@@ -102,7 +103,7 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 	}
 	defer release()
 	ctx, op := a.core.tel.startRun(ctx, a.model(&rc))
-	res, err := a.runHeld(ctx, prompt, &rc, emit)
+	res, err := a.runHeld(a.core.metered(ctx), prompt, &rc, emit)
 	op.end(ctx, res, err)
 	return res, err
 }
@@ -163,7 +164,6 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			return res, fmt.Errorf("%w: %d turns", ErrMaxTurns, a.core.maxTurns)
 		}
 		final := a.core.finalTurn && turn == a.core.maxTurns
-		res.Turns = turn
 		ts := a.core.tools.get(ctx)
 		req, err := a.request(ts.raw)
 		if err == nil {
@@ -178,6 +178,9 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			req.tools, req.caller = nil, nil
 		}
 		r, err := a.sendFitting(ctx, req, a.deltaEmitter(turn, emit), turn, emit)
+		if r != nil || !errors.Is(err, ErrBudget) {
+			res.Turns = turn // a call the budget refused was not made
+		}
 		if r != nil {
 			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
 		}

@@ -43,7 +43,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // for model calls (and gen_ai.client.operation.time_to_first_chunk for
 // streamed ones), robby.tool.duration for tool calls (with error.type for
 // those that failed) and the counter robby.runs by outcome (answered,
-// pending, max_turns, canceled, error).
+// pending, max_turns, budget, canceled, error).
 //
 // Without it (the default) the agent records nothing and costs nothing
 // more.
@@ -208,6 +208,8 @@ func runOutcome(res *Result, err error) string {
 		return "answered"
 	case errors.Is(err, ErrMaxTurns):
 		return "max_turns"
+	case errors.Is(err, ErrBudget):
+		return "budget"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "canceled"
 	}
@@ -235,6 +237,7 @@ var errorKinds = []struct {
 	name string
 }{
 	{ErrMaxTurns, "max_turns"},
+	{ErrBudget, "budget"},
 	{ErrIncompleteStream, "incomplete_stream"},
 	{ErrNoChoices, "no_choices"},
 	{ErrContextLength, "context_length"},
