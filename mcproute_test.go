@@ -3,6 +3,7 @@ package robby
 //lint:file-ignore SA1019 the test servers log as servers of protocols before 2026-07-28 do.
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -299,4 +300,31 @@ func passLargeEvent(t *testing.T, size int) uint64 {
 	require.NoError(t, err)
 	assert.Equal(t, logs, strings.Count(string(rest), `"_meta":{"robby.call/K":"robby-1"}`), "every log message after it is marked")
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// FuzzLogTagger passes any stream through the tagger, whole and a byte at a
+// time: it never panics, the output does not depend on how the stream is
+// split, and a stream without a log message passes byte for byte.
+func FuzzLogTagger(f *testing.F) {
+	log := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`
+	for _, seed := range []string{
+		"data: " + log + "\n\n",
+		"event: message\r\nid: 1\r\ndata: " + log + "\r\n\r\n: ping\n\n",
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\ndata: \"params\":{\"_meta\":null,\"data\":1}}\n\n",
+		"id: 0\ndata:\n\ndata: " + log,
+		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	call := routedCall{key: "robby.call/K", token: "robby-1"}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		whole, err := io.ReadAll(newLogTagger(io.NopCloser(bytes.NewReader(in)), call))
+		require.NoError(t, err)
+		split, err := io.ReadAll(newLogTagger(io.NopCloser(iotest.OneByteReader(bytes.NewReader(in))), call))
+		require.NoError(t, err)
+		require.Equal(t, whole, split, "the output depends on how the stream is split")
+		if !bytes.Contains(in, []byte(`"notifications/message"`)) {
+			require.Equal(t, in, whole, "a stream without a log message changed")
+		}
+	})
 }
