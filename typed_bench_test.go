@@ -1,8 +1,12 @@
+//go:build unix
+
 package robby_test
 
 import (
 	"context"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/robbytest"
@@ -21,7 +25,9 @@ const benchCityJSON = `{"name": "Paris", "country": "France", "population": 2102
 // sent, the answer validated and decoded) next to the same run returning
 // the same JSON as text (Run), both against the same robbytest server:
 // the ratio is what asking for a Go value costs. "answer" is one turn;
-// "tool" calls a tool first, two turns.
+// "tool" calls a tool first, two turns. Besides wall time, each reports
+// the process's CPU time per run (client and server: getrusage), which a
+// loaded machine's waiting does not inflate.
 func BenchmarkTypedRun(b *testing.B) {
 	add := robby.NewTool("add", "Adds two numbers", func(_ context.Context, in struct {
 		A int `json:"a"`
@@ -46,6 +52,7 @@ func BenchmarkTypedRun(b *testing.B) {
 		a := newRun3Agent(b, srv.URL, []robby.Tool{add})
 		b.Cleanup(func() { a.Close() })
 		b.Run(name+"/text", func(b *testing.B) {
+			defer cpuPerOp(b)()
 			for b.Loop() {
 				a.Reset()
 				res, err := a.Run(ctx, "Describe Paris")
@@ -55,6 +62,7 @@ func BenchmarkTypedRun(b *testing.B) {
 			}
 		})
 		b.Run(name+"/typed", func(b *testing.B) {
+			defer cpuPerOp(b)()
 			for b.Loop() {
 				a.Reset()
 				got, _, err := robby.RunTyped[benchCity](ctx, a, "Describe Paris", robby.WithAnswerMode(robby.AnswerNative))
@@ -64,4 +72,21 @@ func BenchmarkTypedRun(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cpuPerOp starts counting the process's CPU time; the function it returns
+// reports it per iteration, as cpu-ns/op.
+func cpuPerOp(b *testing.B) func() {
+	start := cpuTime(b)
+	return func() {
+		b.ReportMetric(float64((cpuTime(b)-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
