@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"strings"
 	"time"
@@ -31,9 +33,10 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in askInput)
 	var (
 		res    *robby.Result
 		runErr error
-		turn   int // the turn whose answer was announced
+		turn   int             // the turn whose answer was announced
+		answer json.RawMessage // the typed answer, with Options.OutputSchema
 	)
-	for ev, err := range s.agent.Clone().Stream(ctx, in.Prompt) {
+	for ev, err := range s.run(ctx, in.Prompt, &answer) {
 		switch ev.Kind {
 		case robby.EventText:
 			if ev.Turn != turn {
@@ -74,16 +77,41 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in askInput)
 		}
 		return nil, nil, errors.New(msg)
 	}
+	if s.output != nil {
+		// The go-sdk checks it against the output schema and sends it as
+		// structured content and as text.
+		return nil, answer, nil
+	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}, nil, nil
 }
 
+// run streams a run of a fresh clone of the agent on prompt: a typed run
+// when the server has an output schema, its answer put in answer.
+func (s *Server) run(ctx context.Context, prompt string, answer *json.RawMessage) iter.Seq2[robby.Event, error] {
+	agent := s.agent.Clone()
+	if s.output == nil {
+		return agent.Stream(ctx, prompt)
+	}
+	return func(yield func(robby.Event, error) bool) {
+		for ev, err := range robby.StreamTyped[json.RawMessage](ctx, agent, prompt, robby.WithAnswerSchema(s.opts.OutputSchema)) {
+			if ev.Kind == robby.EventDone {
+				*answer = ev.Value
+			}
+			if !yield(ev.Event, err) {
+				return
+			}
+		}
+	}
+}
+
 // reported returns what the host reads of a run's failure: the model's own
-// API error or the turn limit as they are; any other failure, such as the
+// API error, the turn limit or an answer that never fitted the output
+// schema as they are; any other failure, such as the
 // endpoint unreachable, with only an id, as the upstream address and dial
 // errors are for the server's log alone.
 func (s *Server) reported(err error) string {
 	var apiErr *robby.APIError
-	if errors.As(err, &apiErr) || errors.Is(err, robby.ErrMaxTurns) {
+	if errors.As(err, &apiErr) || errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrInvalidAnswer) {
 		return err.Error()
 	}
 	id := rand.Text()[:12]

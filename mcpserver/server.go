@@ -7,7 +7,8 @@
 //	srv := mcpserver.New(agent, &mcpserver.Options{Name: "researcher"})
 //	err = srv.Run(ctx, &mcp.StdioTransport{}) // or: http.Handle("/mcp", srv)
 //
-// The agent is one tool, ask: a prompt in, the agent's answer out. While the
+// The agent is one tool, ask: a prompt in, the agent's answer out, as text
+// or, with [Options.OutputSchema], as structured content. While the
 // agent works, a host that asked for progress (a progressToken in the
 // call's _meta) receives a progress notification for each step: a tool
 // called, a tool done, an MCP server's own progress, a turn ended.
@@ -30,10 +31,14 @@ package mcpserver
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"runtime/debug"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
@@ -64,6 +69,14 @@ type Options struct {
 	// Description is the ask tool's description, which the host's model
 	// reads to decide when to call it (default [DefaultDescription]).
 	Description string
+	// OutputSchema, if set, is the JSON Schema of the answer, an object:
+	// the ask tool declares it as its output schema, the agent is asked
+	// for its answer as robby.RunTyped asks (validated, repaired; see
+	// robby.WithAnswerSchema), and a call returns the answer as
+	// structured content, its JSON also as text. The default is a text
+	// answer. [New] panics if it is not a valid schema of an object, as
+	// the go-sdk's AddTool does.
+	OutputSchema map[string]any
 	// Token, if set, is the bearer token every HTTP request must carry
 	// ("Authorization: Bearer <token>", the scheme in any case); others are
 	// answered 401. It has no effect over stdio. To accept OAuth tokens
@@ -85,6 +98,7 @@ type Options struct {
 type Server struct {
 	agent   *robby.Agent
 	opts    Options
+	output  *jsonschema.Schema // Options.OutputSchema, read; nil for a text answer
 	schemas *mcp.SchemaCache
 	http    http.Handler
 }
@@ -107,6 +121,10 @@ func New(agent *robby.Agent, opts *Options) *Server {
 	if s.opts.Logger == nil {
 		s.opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if s.opts.OutputSchema != nil {
+		s.opts.OutputSchema = maps.Clone(s.opts.OutputSchema)
+		s.output = outputSchema(s.opts.OutputSchema)
+	}
 	s.http = s.handler()
 	return s
 }
@@ -123,11 +141,15 @@ func (s *Server) newMCP(done context.Context) *mcp.Server {
 			// nothing to say through.
 			Capabilities: &mcp.ServerCapabilities{},
 		})
-	mcp.AddTool(srv, &mcp.Tool{
+	tool := &mcp.Tool{
 		Name:        ToolName,
 		Description: s.opts.Description,
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(true)},
-	}, func(ctx context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
+	}
+	if s.output != nil {
+		tool.OutputSchema = s.output // one pointer: the go-sdk resolves it once
+	}
+	mcp.AddTool(srv, tool, func(ctx context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
 		stop := context.AfterFunc(done, func() { cancel(context.Cause(done)) })
@@ -205,4 +227,24 @@ func moduleVersion() string {
 		}
 	}
 	return "devel"
+}
+
+// outputSchema reads Options.OutputSchema, panicking if it is not a valid
+// JSON Schema of an object.
+func outputSchema(m map[string]any) *jsonschema.Schema {
+	var schema jsonschema.Schema
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, &schema)
+	}
+	if err == nil && schema.Type != "object" {
+		err = fmt.Errorf("the answer must be an object, not %q", schema.Type)
+	}
+	if err == nil {
+		_, err = schema.Resolve(nil)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: Options.OutputSchema: %v", err))
+	}
+	return &schema
 }

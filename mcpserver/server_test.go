@@ -406,3 +406,58 @@ func TestStreamableHTTPRefusesWebPages(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 	assert.Empty(t, upstream.Requests(), "nothing ran")
 }
+
+var citySchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"name":       map[string]any{"type": "string"},
+		"population": map[string]any{"type": "integer"},
+	},
+	"required":             []any{"name", "population"},
+	"additionalProperties": false,
+}
+
+// With an output schema, ask declares it and answers with structured
+// content, checked and repaired as a typed run is.
+func TestAskWithOutputSchema(t *testing.T) {
+	agent, upstream := newAgent(t,
+		robbytest.Answer(`{"name": "Lisbon"}`), // repaired: population is missing
+		robbytest.Answer(`{"name": "Lisbon", "population": 545796}`),
+	)
+	cs := connect(t, mcpserver.New(agent, &mcpserver.Options{OutputSchema: citySchema}), nil)
+	tools, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	require.Len(t, tools.Tools, 1)
+	schema, ok := tools.Tools[0].OutputSchema.(map[string]any)
+	require.True(t, ok, "output schema %T", tools.Tools[0].OutputSchema)
+	assert.Equal(t, []any{"name", "population"}, schema["required"])
+
+	res := ask(t, cs, "Describe Lisbon", nil)
+	require.False(t, res.IsError, "%v", res.Content)
+	assert.Equal(t, map[string]any{"name": "Lisbon", "population": 545796.0}, res.StructuredContent)
+	assert.JSONEq(t, `{"name": "Lisbon", "population": 545796}`, text(t, res))
+	reqs := upstream.Requests()
+	require.Len(t, reqs, 2)
+	assert.NotNil(t, reqs[0].ResponseFormat, "asked for natively")
+	assert.Contains(t, reqs[1].Messages[len(reqs[1].Messages)-1].Content, `missing required field "population"`)
+}
+
+func TestAskWithOutputSchemaReportsAnAnswerThatNeverFits(t *testing.T) {
+	bad := robbytest.Answer(`{"name": "Lisbon"}`)
+	agent, _ := newAgent(t, bad, bad, bad)
+	cs := connect(t, mcpserver.New(agent, &mcpserver.Options{OutputSchema: citySchema}), nil)
+	res := ask(t, cs, "Describe Lisbon", nil)
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(t, res), `the answer does not fit the schema after 3 answers`)
+	assert.Contains(t, text(t, res), `missing required field "population"`)
+}
+
+func TestNewRefusesABadOutputSchema(t *testing.T) {
+	agent, _ := newAgent(t)
+	assert.PanicsWithValue(t, `mcpserver: Options.OutputSchema: the answer must be an object, not "string"`, func() {
+		mcpserver.New(agent, &mcpserver.Options{OutputSchema: map[string]any{"type": "string"}})
+	})
+	assert.Panics(t, func() {
+		mcpserver.New(agent, &mcpserver.Options{OutputSchema: map[string]any{"type": "object", "properties": 3}})
+	})
+}
