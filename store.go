@@ -22,8 +22,8 @@ import (
 // sharing the same database: writes to one conversation are ordered by
 // [Store.Append]'s expected count.
 type Store interface {
-	// Create stores a new, empty conversation for c.User, with c.Title and
-	// c.ID, or an ID it picks when c.ID is empty. It returns the
+	// Create stores a new, empty conversation for c.User, with c.Title,
+	// c.Metadata and c.ID, or an ID it picks when c.ID is empty. It returns the
 	// conversation as stored, with its times set. It fails with
 	// [ErrConversationExists] when the user has one with that ID already.
 	Create(ctx context.Context, c Conversation) (Conversation, error)
@@ -47,9 +47,12 @@ type Store interface {
 	// SetTitle changes a conversation's title.
 	SetTitle(ctx context.Context, user, id, title string) error
 
-	// Fork stores a new conversation of the same user and title holding
-	// the first n messages of conversation id, and returns it. The
-	// original is left as it is, and each goes on alone. Robby's stores
+	// SetMetadata replaces a conversation's metadata with md.
+	SetMetadata(ctx context.Context, user, id string, md map[string]string) error
+
+	// Fork stores a new conversation of the same user, title and metadata
+	// holding the first n messages of conversation id, and returns it.
+	// The original is left as it is, and each goes on alone. Robby's stores
 	// share those messages rather than copy them, so a fork costs the
 	// same however long the history, and a chain of forks, each adding a
 	// few messages, stores each message once.
@@ -71,11 +74,15 @@ type Conversation struct {
 	User string
 	// Title is free text for people, such as the first prompt.
 	Title string
+	// Metadata is the application's own about the conversation, such as
+	// the settings of the run that wrote it; nil when empty. The store
+	// keeps it as given, as a JSON object.
+	Metadata map[string]string
 	// Messages counts the messages stored.
 	Messages int64
 	// Created and Updated are when the conversation was created and last
-	// changed (a message appended, the title set), with microsecond
-	// precision.
+	// changed (a message appended, the title or metadata set), with
+	// microsecond precision.
 	Created, Updated time.Time
 }
 

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -61,14 +62,19 @@ func wrap(err error) error {
 	return fmt.Errorf("pgstore: %w", err)
 }
 
-const conversationColumns = `id, user_id, title, messages, created, updated`
+const conversationColumns = `id, user_id, title, metadata, messages, created, updated`
 
 // scanConversation reads conversationColumns, then the extra columns
 // asked for.
 func scanConversation(row pgx.Row, extra ...any) (robby.Conversation, error) {
 	var c robby.Conversation
-	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &c.Messages, &c.Created, &c.Updated}, extra...)...)
+	var md string
+	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &c.Created, &c.Updated}, extra...)...)
+	if err != nil {
+		return c, err
+	}
 	c.Created, c.Updated = c.Created.UTC(), c.Updated.UTC()
+	c.Metadata, err = convstore.DecodeMetadata(md)
 	return c, err
 }
 
@@ -84,6 +90,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 		c.ID = convstore.NewID()
 	}
 	c.Messages = 0
+	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -102,8 +109,8 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 // insertConversation stores c, writing to segment seg.
 func insertConversation(ctx context.Context, q querier, c robby.Conversation, seg int64) error {
 	tag, err := q.Exec(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
-		c.ID, c.User, c.Title, c.Messages, c.Created, c.Updated, seg)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+		c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated, seg)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
 	}
@@ -240,6 +247,16 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE robby_store_conversations SET title = $3, updated = $4
 		WHERE user_id = $1 AND id = $2`, user, id, title, convstore.Now())
+	if err == nil && tag.RowsAffected() == 0 {
+		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+	}
+	return wrap(err)
+}
+
+// SetMetadata implements [robby.Store].
+func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE robby_store_conversations SET metadata = $3, updated = $4
+		WHERE user_id = $1 AND id = $2`, user, id, convstore.EncodeMetadata(md), convstore.Now())
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
 	}

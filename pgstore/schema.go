@@ -17,7 +17,7 @@ import (
 // segments that continue it. A segment no longer kept goes, with its
 // messages, and releases its parent. Only the messages' segment is a
 // foreign key: the others would cost an index each for checks that refs
-// already make.
+// already make. Version 3 adds the conversations' metadata.
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  text NOT NULL,
@@ -59,7 +59,8 @@ ALTER TABLE robby_store_messages
 	DROP COLUMN conversation_id,
 	ALTER COLUMN segment SET NOT NULL,
 	ADD PRIMARY KEY (segment, seq),
-	ADD FOREIGN KEY (segment) REFERENCES robby_store_segments ON DELETE CASCADE;`}
+	ADD FOREIGN KEY (segment) REFERENCES robby_store_segments ON DELETE CASCADE;`, `
+ALTER TABLE robby_store_conversations ADD COLUMN metadata text NOT NULL DEFAULT '{}'; -- a JSON object of strings`}
 
 // migrationLock is the advisory lock key of schema changes: "robbystr".
 const migrationLock = 0x726f626279737472

@@ -14,7 +14,8 @@ import (
 // continues the segment holding its first base messages (parent). Refs
 // counts what keeps a segment: its conversation, until deleted, and the
 // segments that continue it. A segment no longer kept goes, with its
-// messages, and releases its parent.
+// messages, and releases its parent. Version 3 adds the conversations'
+// metadata.
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  TEXT NOT NULL,
@@ -58,7 +59,8 @@ INSERT INTO robby_store_segment_messages (segment, seq, chat, error, created)
 	SELECT c.segment, m.seq, m.chat, m.error, m.created
 	FROM robby_store_messages m JOIN robby_store_conversations c ON c.user_id = m.user_id AND c.id = m.conversation_id;
 DROP TABLE robby_store_messages;
-ALTER TABLE robby_store_segment_messages RENAME TO robby_store_messages;`}
+ALTER TABLE robby_store_segment_messages RENAME TO robby_store_messages;`, `
+ALTER TABLE robby_store_conversations ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'; -- a JSON object of strings`}
 
 // migrate creates the tables or brings them to the current version.
 func (s *Store) migrate(ctx context.Context) error {

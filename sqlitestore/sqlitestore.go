@@ -18,6 +18,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/url"
 	"time"
@@ -128,15 +129,20 @@ func wrap(err error) error {
 	return fmt.Errorf("sqlitestore: %w", err)
 }
 
-const conversationColumns = `id, user_id, title, messages, created, updated`
+const conversationColumns = `id, user_id, title, metadata, messages, created, updated`
 
 // scanConversation reads conversationColumns, then the extra columns
 // asked for.
 func scanConversation(row interface{ Scan(...any) error }, extra ...any) (robby.Conversation, error) {
 	var c robby.Conversation
+	var md string
 	var created, updated int64
-	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &c.Messages, &created, &updated}, extra...)...)
+	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &created, &updated}, extra...)...)
+	if err != nil {
+		return c, err
+	}
 	c.Created, c.Updated = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	c.Metadata, err = convstore.DecodeMetadata(md)
 	return c, err
 }
 
@@ -146,6 +152,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 		c.ID = convstore.NewID()
 	}
 	c.Messages = 0
+	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -164,8 +171,8 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 // insertConversation stores c, writing to segment seg.
 func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, seg int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		c.ID, c.User, c.Title, c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro(), seg)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro(), seg)
 	if err != nil {
 		return err
 	}
@@ -316,6 +323,15 @@ func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
 	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET title = ?, updated = ?
 			WHERE user_id = ? AND id = ?`, title, convstore.Now().UnixMicro(), user, id)
+		return checkFound(r, err, id)
+	}))
+}
+
+// SetMetadata implements [robby.Store].
+func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]string) error {
+	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET metadata = ?, updated = ?
+			WHERE user_id = ? AND id = ?`, convstore.EncodeMetadata(md), convstore.Now().UnixMicro(), user, id)
 		return checkFound(r, err, id)
 	}))
 }

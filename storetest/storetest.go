@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) robby.Store) {
 		{"ForkChain", testForkChain},
 		{"ConcurrentForkDelete", testConcurrentForkDelete},
 		{"TitleDelete", testTitleDelete},
+		{"Metadata", testMetadata},
 		{"BadInput", testBadInput},
 		{"Concurrent", testConcurrent},
 		{"ConcurrentOneConversation", testConcurrentOne},
@@ -428,6 +429,37 @@ func testTitleDelete(t *testing.T, s robby.Store) {
 	create(t, s, "u", "c", "again")
 	_, msgs := load(t, s, "u", "c")
 	assert.Empty(t, msgs)
+}
+
+func testMetadata(t *testing.T, s robby.Store) {
+	ctx := context.Background()
+	md := map[string]string{"model": "m", "settings": `{"temperature":0.5}`, "": "empty key", "é": "ü\n"}
+	c, err := s.Create(ctx, robby.Conversation{User: "u", ID: "c", Metadata: md})
+	require.NoError(t, err)
+	assert.Equal(t, md, c.Metadata)
+	got, _ := load(t, s, "u", "c")
+	assert.Equal(t, md, got.Metadata)
+	page, _, err := s.List(ctx, "u", robby.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	assert.Equal(t, md, page[0].Metadata)
+
+	fork, err := s.Fork(ctx, "u", "c", 0)
+	require.NoError(t, err)
+	assert.Equal(t, md, fork.Metadata, "a fork has the metadata")
+	time.Sleep(2 * time.Millisecond)
+	require.NoError(t, s.SetMetadata(ctx, "u", "c", map[string]string{"status": "done"}))
+	got, _ = load(t, s, "u", "c")
+	assert.Equal(t, map[string]string{"status": "done"}, got.Metadata, "replaced")
+	assert.True(t, got.Updated.After(c.Updated), "setting the metadata updates")
+	got, _ = load(t, s, "u", fork.ID)
+	assert.Equal(t, md, got.Metadata, "the fork's are its own")
+
+	require.NoError(t, s.SetMetadata(ctx, "u", "c", nil))
+	got, _ = load(t, s, "u", "c")
+	assert.Nil(t, got.Metadata)
+	assert.ErrorIs(t, s.SetMetadata(ctx, "other", "c", md), robby.ErrNoConversation)
+	assert.ErrorIs(t, s.SetMetadata(ctx, "u", "missing", md), robby.ErrNoConversation)
 }
 
 func testBadInput(t *testing.T, s robby.Store) {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -128,5 +129,31 @@ func Fork(src robby.Conversation, n int64) (robby.Conversation, error) {
 		return robby.Conversation{}, fmt.Errorf("fork of %q at message %d: it holds %d", src.ID, n, src.Messages)
 	}
 	now := Now()
-	return robby.Conversation{ID: NewID(), User: src.User, Title: src.Title, Messages: n, Created: now, Updated: now}, nil
+	return robby.Conversation{ID: NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
+		Messages: n, Created: now, Updated: now}, nil
+}
+
+// EncodeMetadata returns a conversation's metadata as the JSON object a
+// store keeps: "{}" for none.
+func EncodeMetadata(md map[string]string) string {
+	if len(md) == 0 {
+		return "{}"
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		panic(err) // a map of strings always encodes
+	}
+	return string(b)
+}
+
+// DecodeMetadata reads metadata that EncodeMetadata wrote: nil for none.
+func DecodeMetadata(s string) (map[string]string, error) {
+	var md map[string]string
+	if err := json.Unmarshal([]byte(s), &md); err != nil {
+		return nil, fmt.Errorf("conversation metadata: %w", err)
+	}
+	if len(md) == 0 {
+		return nil, nil
+	}
+	return md, nil
 }
