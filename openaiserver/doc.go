@@ -19,7 +19,8 @@
 // a [robby.Store], each response is stored as a conversation of the user
 // its bearer token names, and the next request sends only its new input
 // and previous_response_id; GET and DELETE /v1/responses/{id} read and
-// delete it. A user never sees another's responses.
+// delete it, and GET /v1/responses/{id}/input_items lists what came before
+// it. A user never sees another's responses.
 //
 // The endpoint is built on robby's exported API only: each request's
 // conversation is a fresh [robby.Agent.Clone] given the client's messages,
@@ -54,6 +55,18 @@
 // tools (web search, files, ...), background, conversation, prompt,
 // reasoning, max_tool_calls, top_logprobs, a tool_choice other than "auto"
 // and a text format other than plain text are refused with 400; other
-// parameters (metadata, user, include, ...) are accepted and change
-// nothing.
+// parameters (user, include, ...) are accepted and change nothing.
+//
+// A stored response reads back (GET) as its creator last saw it: its
+// status ("in_progress" while its run goes on, then "completed",
+// "incomplete", "failed" with its error, or "cancelled" when the client
+// went away mid-run), usage, instructions, previous_response_id,
+// parameters and metadata, kept in its conversation's
+// [robby.Conversation.Metadata]; its output is read from the stored
+// messages. A response whose server stopped during its run stays
+// "in_progress". Its input items (GET /v1/responses/{id}/input_items,
+// paged with limit, order and after as OpenAI's) are the conversation's
+// messages before its output: the earlier responses' input and output and
+// its own input, without the agent's own tool calls and results, which
+// its output leaves out too.
 package openaiserver

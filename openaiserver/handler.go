@@ -132,6 +132,7 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 	h.mux.HandleFunc("POST /v1/responses", h.createResponse)
 	h.mux.HandleFunc("GET /v1/responses/{id}", h.getResponse)
 	h.mux.HandleFunc("DELETE /v1/responses/{id}", h.deleteResponse)
+	h.mux.HandleFunc("GET /v1/responses/{id}/input_items", h.inputItems)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
 			fmt.Sprintf("Unknown request URL: %s %s", r.Method, r.URL.Path))

@@ -2,7 +2,6 @@ package openaiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,7 +72,8 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, err, "previous_response_id")
 		return
 	}
-	reply := &responsesReply{w: w, resp: run.response(req)}
+	reply := &responsesReply{w: w, resp: run.resp}
+	defer func() { h.record(r.Context(), run, reply.resp) }()
 	if req.wire.Stream {
 		err = reply.stream(run.conv.ResumeStream(r.Context(), run.opts...))
 	} else {
@@ -84,7 +84,11 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if err != nil && r.Context().Err() == nil {
+	switch {
+	case err == nil:
+	case r.Context().Err() != nil:
+		reply.resp.Status = "cancelled" // the client went away, and the run with it
+	default:
 		id := w.Header().Get("X-Request-Id")
 		h.opts.Logger.WarnContext(r.Context(), "robby: response failed", slog.String("request_id", id),
 			slog.String("model", req.wire.Model), slog.String("response_id", reply.resp.ID), slog.Any("error", err))
@@ -114,12 +118,12 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error, para
 // A responseRun is a response ready to run: the agent's clone, bound to
 // the stored conversation or holding the history, and the run's options.
 type responseRun struct {
-	conv     *robby.Agent
-	opts     []robby.RunOption
-	id       string
-	stored   bool
-	previous *string
-	created  time.Time
+	conv *robby.Agent
+	opts []robby.RunOption
+	resp wireResponse // before its output
+	// user and conversation name the stored conversation; conversation is
+	// empty for a response not kept.
+	user, conversation string
 }
 
 // prepare makes the run of a response: loads the previous response's
@@ -131,11 +135,11 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	if err != nil {
 		return nil, invalid("invalid_request", "Invalid input: %v", err)
 	}
-	run := &responseRun{previous: req.wire.PreviousResponseID, created: time.Now()}
+	run := &responseRun{resp: newResponse(req), user: user}
 	var prev robby.Conversation
 	var history []openai.ChatCompletionMessageParamUnion
-	if run.previous != nil {
-		if prev, history, err = h.previous(ctx, user, *run.previous); err != nil {
+	if p := req.wire.PreviousResponseID; p != nil {
+		if prev, history, err = h.previous(ctx, user, *p); err != nil {
 			return nil, err
 		}
 	}
@@ -151,10 +155,11 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	if !req.store || h.opts.Store == nil {
 		run.conv.Reset()
 		run.conv.AddMessages(all...)
-		run.id = responsePrefix + randid.Alnum(24)
+		run.resp.ID = responsePrefix + randid.Alnum(24)
 		return run, nil
 	}
-	c, err := h.conversation(ctx, user, prev, req.wire.Model)
+	run.resp.Store = true
+	c, err := h.conversation(ctx, user, prev, run.resp)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +170,7 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	if err := h.opts.Store.Append(ctx, user, c.ID, c.Messages, msgs...); err != nil {
 		return nil, err
 	}
-	run.stored, run.id = true, responseID(c.ID, c.Messages+int64(len(msgs)))
+	run.conversation, run.resp.ID = c.ID, responseID(c.ID, c.Messages+int64(len(msgs)))
 	run.opts = append(run.opts, robby.WithConversation(h.opts.Store, user, c.ID))
 	return run, nil
 }
@@ -245,25 +250,33 @@ func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversa
 	return c, history, nil
 }
 
-// conversation stores the conversation of a new response: a copy of the
-// previous response's, or a new one, titled with the model that answers.
-func (h *Handler) conversation(ctx context.Context, user string, prev robby.Conversation, model string) (robby.Conversation, error) {
+// conversation stores the conversation of a new response: a fork of the
+// previous response's, or a new one, titled with the model that answers,
+// with the response as it starts in its metadata.
+func (h *Handler) conversation(ctx context.Context, user string, prev robby.Conversation, resp wireResponse) (robby.Conversation, error) {
+	md, err := responseMetadata(resp)
+	if err != nil {
+		return robby.Conversation{}, err
+	}
 	if prev.ID == "" {
-		return h.opts.Store.Create(ctx, robby.Conversation{User: user, Title: model})
+		return h.opts.Store.Create(ctx, robby.Conversation{User: user, Title: resp.Model, Metadata: md})
 	}
 	c, err := h.opts.Store.Fork(ctx, user, prev.ID, prev.Messages)
-	if err == nil && c.Title != model {
-		c.Title = model
-		err = h.opts.Store.SetTitle(ctx, user, c.ID, model)
+	if err == nil && c.Title != resp.Model {
+		c.Title = resp.Model
+		err = h.opts.Store.SetTitle(ctx, user, c.ID, resp.Model)
+	}
+	if err == nil {
+		err = h.opts.Store.SetMetadata(ctx, user, c.ID, md)
 	}
 	return c, err
 }
 
-// response is the response object of a run, before its output.
-func (run *responseRun) response(req *responsesRequest) wireResponse {
-	resp := wireResponse{ID: run.id, Object: "response", CreatedAt: run.created.Unix(), Status: "in_progress",
-		Model: req.wire.Model, Instructions: req.wire.Instructions, PreviousResponseID: run.previous,
-		Store: run.stored, Temperature: req.wire.Temperature, TopP: req.wire.TopP, MaxOutputTokens: req.wire.MaxOutputTokens,
+// newResponse is the response object of a request, before its run.
+func newResponse(req *responsesRequest) wireResponse {
+	resp := wireResponse{Object: "response", CreatedAt: time.Now().Unix(), Status: "in_progress",
+		Model: req.wire.Model, Instructions: req.wire.Instructions, PreviousResponseID: req.wire.PreviousResponseID,
+		Temperature: req.wire.Temperature, TopP: req.wire.TopP, MaxOutputTokens: req.wire.MaxOutputTokens,
 		ParallelToolCalls: true, ToolChoice: "auto", Tools: req.wire.Tools, Output: []wireOutputItem{}, Metadata: req.wire.Metadata}
 	if resp.Tools == nil {
 		resp.Tools = []wireTool{}
@@ -284,35 +297,6 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// stored reads a stored response back: its output, the messages of its
-// conversation after its input.
-func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, error) {
-	conv, start, ok := parseResponseID(id)
-	if !ok || h.opts.Store == nil {
-		return wireResponse{}, notFound("Response with id '%s' not found.", id)
-	}
-	c, msgs, err := h.opts.Store.Load(ctx, user, conv)
-	if errors.Is(err, robby.ErrNoConversation) || err == nil && start > int64(len(msgs)) {
-		return wireResponse{}, notFound("Response with id '%s' not found.", id)
-	}
-	if err != nil {
-		return wireResponse{}, err
-	}
-	resp := wireResponse{ID: id, Object: "response", CreatedAt: c.Created.Unix(), Status: "completed", Model: c.Title,
-		Store: true, ParallelToolCalls: true, ToolChoice: "auto", Tools: []wireTool{}}
-	var own []json.RawMessage
-	for _, m := range msgs[start:] {
-		if m.Chat == nil {
-			resp.Status, resp.Error = "failed", &wireResponseError{Code: "server_error",
-				Message: "The agent could not finish this response."}
-			continue
-		}
-		own = append(own, m.Chat)
-	}
-	resp.Output = outputItems(id, own)
-	return resp, nil
 }
 
 // deleteResponse answers DELETE /v1/responses/{id}: the user's response

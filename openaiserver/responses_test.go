@@ -167,6 +167,8 @@ func TestResponsesBelongToTheirUser(t *testing.T) {
 	_, err = bob.Responses.New(t.Context(), ask("What was the secret?", r.ID))
 	notFound(err)
 	notFound(bob.Responses.Delete(t.Context(), r.ID))
+	_, err = bob.Responses.InputItems.List(t.Context(), r.ID, responses.InputItemListParams{})
+	notFound(err)
 	assert.Len(t, upstream.Requests(), 1, "bob's request reached the model")
 
 	got, err := laptop.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
@@ -233,6 +235,18 @@ func TestResponsesHandClientFunctionsBack(t *testing.T) {
 			last := reqs[len(reqs)-1].Messages
 			assert.Equal(t, "tool", last[len(last)-1].Role)
 			assert.Equal(t, `{"city":"Paris"}`, last[len(last)-1].Content)
+
+			items, err := client.Responses.InputItems.List(t.Context(), res.ID,
+				responses.InputItemListParams{Order: responses.InputItemListParamsOrderAsc})
+			require.NoError(t, err)
+			require.Len(t, items.Data, 3, "the question, the client's call and its output; the agent's add stays out")
+			assert.Equal(t, "user", items.Data[0].Role)
+			fc := items.Data[1].AsFunctionCall()
+			assert.Equal(t, []string{"function_call", "get_location", `{"precise":true}`, call.CallID},
+				[]string{string(fc.Type), fc.Name, fc.Arguments, fc.CallID})
+			fco := items.Data[2].AsFunctionCallOutput()
+			assert.Equal(t, []string{"function_call_output", call.CallID, `{"city":"Paris"}`},
+				[]string{string(fco.Type), fco.CallID, fco.Output.OfString})
 
 			_, err = client.Responses.New(t.Context(), ask("and now?", r1.ID))
 			var oe *openai.Error

@@ -224,12 +224,12 @@ func (rr *responsesReply) event(e wireEvent) {
 // error event and response.failed, as OpenAI does.
 func (rr *responsesReply) fail(err error, requestID string) {
 	status, msg := upstreamError(err, requestID)
+	rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
 	if !rr.started {
 		writeAPIError(rr.w, status, "upstream_error", "", msg)
 		return
 	}
 	rr.closeText()
 	rr.event(wireEvent{Type: "error", Code: "upstream_error", Message: msg})
-	rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
 	rr.event(wireEvent{Type: "response.failed", Response: &rr.resp})
 }

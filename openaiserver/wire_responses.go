@@ -3,8 +3,9 @@ package openaiserver
 import "encoding/json"
 
 // The wire types of POST /v1/responses, GET and DELETE
-// /v1/responses/{id}: the request as the endpoint reads it, the response
-// object, its output items and the events of a streamed response.
+// /v1/responses/{id} and GET /v1/responses/{id}/input_items: the request
+// as the endpoint reads it, the response object, its output items, the
+// events of a streamed response and the list of input items.
 
 // wireResponsesRequest is what the endpoint reads of a request.
 type wireResponsesRequest struct {
@@ -154,4 +155,37 @@ type wireEvent struct {
 	Logprobs       []any           `json:"logprobs,omitempty"`
 	Code           string          `json:"code,omitempty"`
 	Message        string          `json:"message,omitempty"`
+}
+
+// wireItemList is a page of GET /v1/responses/{id}/input_items.
+type wireItemList struct {
+	Object  string     `json:"object"`
+	Data    []wireItem `json:"data"`
+	FirstID string     `json:"first_id,omitempty"`
+	LastID  string     `json:"last_id,omitempty"`
+	HasMore bool       `json:"has_more"`
+}
+
+// wireItem is an input item as listed: a message, a function call or a
+// function call's output.
+type wireItem struct {
+	ID        string         `json:"id"`
+	Type      string         `json:"type"`
+	Status    string         `json:"status"`
+	Role      string         `json:"role,omitempty"`
+	Content   []wireItemPart `json:"content,omitempty"`
+	CallID    string         `json:"call_id,omitempty"`
+	Name      string         `json:"name,omitempty"`
+	Arguments *string        `json:"arguments,omitempty"`
+	Output    *string        `json:"output,omitempty"`
+}
+
+// wireItemPart is a part of a listed message: input_text, input_image or
+// (the assistant's) output_text.
+type wireItemPart struct {
+	Type        string `json:"type"`
+	Text        string `json:"text,omitempty"`
+	ImageURL    string `json:"image_url,omitempty"`
+	Detail      string `json:"detail,omitempty"`
+	Annotations []any  `json:"annotations,omitempty"`
 }

@@ -14,7 +14,8 @@ import (
 // TestNodeOpenAISDKResponses: the official OpenAI Node SDK's Responses
 // API against `robby serve -store`: a conversation continued by
 // previous_response_id, streamed and not, a function of the client's,
-// another user kept out, a response deleted. See
+// the input items listed page by page, another user kept out, a response
+// deleted. See
 // testdata/node_responses.mjs.
 func TestNodeOpenAISDKResponses(t *testing.T) {
 	bench := requireNodeSDK(t)
@@ -67,6 +68,17 @@ func TestNodeOpenAISDKResponses(t *testing.T) {
 	}](t, steps, "tool")
 	assert.Equal(t, "get_location", tool.Call.Name)
 	assert.Equal(t, "You are in Lisbon.", tool.Text)
+
+	items := nodeStep[struct {
+		Items            []string
+		Previous, Status string
+		TotalTokens      int `json:"total_tokens"`
+	}](t, steps, "items")
+	assert.Equal(t, []string{"user: My name is Ada.", "assistant: Hello Ada.", "user: What is my name?",
+		"assistant: Your name is Ada.", "user: Where am I?", "function_call", "function_call_output"}, items.Items)
+	assert.NotEmpty(t, items.Previous)
+	assert.Equal(t, "completed", items.Status)
+	assert.Positive(t, items.TotalTokens)
 
 	retrieve := nodeStep[struct {
 		ID, Text      string

@@ -62,12 +62,21 @@ async function main() {
   });
   report('tool', { call: { name: call.name, arguments: call.arguments, call_id: call.call_id }, text: answered.output_text });
 
-  // 4. Read back, as stored; another user finds nothing.
+  // 4. What came before the last response, oldest first, two a page; and
+  // the response read back as created.
+  const items = [];
+  for await (const item of client.responses.inputItems.list(answered.id, { order: 'asc', limit: 2 })) {
+    items.push(item.type === 'message' ? `${item.role}: ${item.content.map((c) => c.text).join('')}` : item.type);
+  }
+  const read = await client.responses.retrieve(answered.id);
+  report('items', { items, previous: read.previous_response_id, status: read.status, total_tokens: read.usage?.total_tokens });
+
+  // 5. Read back, as stored; another user finds nothing.
   const again = await client.responses.retrieve(first.id);
   report('retrieve', { id: again.id, text: again.output_text, other: await status(() => other.responses.retrieve(first.id)),
     other_continue: await status(() => other.responses.create({ model, input: 'And mine?', previous_response_id: first.id })) });
 
-  // 5. Deleted, then gone.
+  // 6. Deleted, then gone.
   await client.responses.delete(first.id);
   report('delete', { after: await status(() => client.responses.retrieve(first.id)) });
 

@@ -1,0 +1,88 @@
+package openaiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/robby-go/robby"
+)
+
+// metadataKey holds, in a stored response's conversation metadata, the
+// response object without its output (which its messages hold): its
+// status, parameters and usage, as JSON.
+const metadataKey = "openaiserver.response"
+
+// responseMetadata returns the conversation metadata recording resp.
+func responseMetadata(resp wireResponse) (map[string]string, error) {
+	resp.Output = nil
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{metadataKey: string(b)}, nil
+}
+
+// record keeps a stored response as its run ended: its status, usage and
+// error. It runs even when the client went away; a failure is logged, as
+// the client has its answer already.
+func (h *Handler) record(ctx context.Context, run *responseRun, resp wireResponse) {
+	if run.conversation == "" {
+		return
+	}
+	md, err := responseMetadata(resp)
+	if err == nil {
+		err = h.opts.Store.SetMetadata(context.WithoutCancel(ctx), run.user, run.conversation, md)
+	}
+	if err != nil {
+		h.opts.Logger.ErrorContext(ctx, "robby: response not recorded", slog.String("response_id", resp.ID),
+			slog.Any("error", err))
+	}
+}
+
+// stored reads a stored response back: the response object its
+// conversation's metadata records, and its output, the messages of its
+// conversation after its input. A response is "in_progress" until its run
+// ends (for good if the server stopped during the run).
+func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, error) {
+	c, msgs, start, err := h.load(ctx, user, id)
+	if err != nil {
+		return wireResponse{}, err
+	}
+	resp := wireResponse{Object: "response", CreatedAt: c.Created.Unix(), Status: "completed", Model: c.Title,
+		ParallelToolCalls: true, ToolChoice: "auto", Tools: []wireTool{}}
+	if rec, ok := c.Metadata[metadataKey]; ok {
+		if err := json.Unmarshal([]byte(rec), &resp); err != nil {
+			return wireResponse{}, err
+		}
+	}
+	resp.ID, resp.Store = id, true
+	var own []json.RawMessage
+	for _, m := range msgs[start:] {
+		if m.Chat == nil {
+			if resp.Error == nil {
+				resp.Status, resp.Error = "failed", &wireResponseError{Code: "server_error",
+					Message: "The agent could not finish this response."}
+			}
+			continue
+		}
+		own = append(own, m.Chat)
+	}
+	resp.Output = outputItems(id, own)
+	return resp, nil
+}
+
+// load returns the conversation of the user's stored response id, its
+// messages and where the response's output starts among them.
+func (h *Handler) load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, int64, error) {
+	conv, start, ok := parseResponseID(id)
+	if !ok || h.opts.Store == nil {
+		return robby.Conversation{}, nil, 0, notFound("Response with id '%s' not found.", id)
+	}
+	c, msgs, err := h.opts.Store.Load(ctx, user, conv)
+	if errors.Is(err, robby.ErrNoConversation) || err == nil && start > int64(len(msgs)) {
+		return robby.Conversation{}, nil, 0, notFound("Response with id '%s' not found.", id)
+	}
+	return c, msgs, start, err
+}
