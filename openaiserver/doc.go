@@ -19,8 +19,9 @@
 // a [robby.Store], each response is stored as a conversation of the user
 // its bearer token names, and the next request sends only its new input
 // and previous_response_id; GET and DELETE /v1/responses/{id} read and
-// delete it, and GET /v1/responses/{id}/input_items lists what came before
-// it. A user never sees another's responses.
+// delete it, GET /v1/responses/{id}/input_items lists what came before it
+// and POST /v1/responses/{id}/cancel stops its run. A user never sees
+// another's responses.
 //
 // The endpoint is built on robby's exported API only: each request's
 // conversation is a fresh [robby.Agent.Clone] given the client's messages,
@@ -69,4 +70,10 @@
 // messages before its output: the earlier responses' input and output and
 // its own input, without the agent's own tool calls and results, which
 // its output leaves out too.
+//
+// Cancel stops a stored response whose run goes on in this process (a
+// streamed one: its ID comes in response.created): the run's context ends,
+// what it saved stays, its stream closes the open message and ends (OpenAI
+// has no event for it), and the response reads "cancelled". A response
+// that has ended, or that another replica runs, is refused with 400.
 package openaiserver

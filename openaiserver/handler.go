@@ -110,6 +110,7 @@ type Handler struct {
 	agents map[string]*robby.Agent
 	opts   Options
 	mux    *http.ServeMux
+	runs   runs // the stored responses running, for cancel
 }
 
 // New serves agents under their model names. The map and opts are copied:
@@ -133,6 +134,7 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 	h.mux.HandleFunc("GET /v1/responses/{id}", h.getResponse)
 	h.mux.HandleFunc("DELETE /v1/responses/{id}", h.deleteResponse)
 	h.mux.HandleFunc("GET /v1/responses/{id}/input_items", h.inputItems)
+	h.mux.HandleFunc("POST /v1/responses/{id}/cancel", h.cancelResponse)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
 			fmt.Sprintf("Unknown request URL: %s %s", r.Method, r.URL.Path))

@@ -72,13 +72,19 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, err, "previous_response_id")
 		return
 	}
+	ctx := r.Context()
+	if run.conversation != "" {
+		var end func()
+		ctx, end = h.runs.start(ctx, run.resp.ID)
+		defer end()
+	}
 	reply := &responsesReply{w: w, resp: run.resp}
-	defer func() { h.record(r.Context(), run, reply.resp) }()
+	defer func() { h.record(ctx, run, reply.resp) }()
 	if req.wire.Stream {
-		err = reply.stream(run.conv.ResumeStream(r.Context(), run.opts...))
+		err = reply.stream(run.conv.ResumeStream(ctx, run.opts...))
 	} else {
 		var res *robby.Result
-		res, err = run.conv.Resume(r.Context(), run.opts...)
+		res, err = run.conv.Resume(ctx, run.opts...)
 		if err == nil || errors.Is(err, robby.ErrMaxTurns) {
 			reply.complete(res, err)
 			return
@@ -86,6 +92,8 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case err == nil:
+	case errors.Is(context.Cause(ctx), errCancelled):
+		reply.cancelled()
 	case r.Context().Err() != nil:
 		reply.resp.Status = "cancelled" // the client went away, and the run with it
 	default:

@@ -220,6 +220,18 @@ func (rr *responsesReply) event(e wireEvent) {
 	}
 }
 
+// cancelled ends a response that POST /v1/responses/{id}/cancel stopped:
+// a plain reply is the response, "cancelled"; a stream closes its open
+// message and ends, as OpenAI has no event for it.
+func (rr *responsesReply) cancelled() {
+	rr.resp.Status = "cancelled"
+	if rr.started {
+		rr.closeText()
+		return
+	}
+	writeJSON(rr.w, http.StatusOK, rr.resp)
+}
+
 // fail reports err: with its status while nothing was written, or as an
 // error event and response.failed, as OpenAI does.
 func (rr *responsesReply) fail(err error, requestID string) {

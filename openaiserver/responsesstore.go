@@ -52,7 +52,8 @@ func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, er
 	}
 	resp := wireResponse{Object: "response", CreatedAt: c.Created.Unix(), Status: "completed", Model: c.Title,
 		ParallelToolCalls: true, ToolChoice: "auto", Tools: []wireTool{}}
-	if rec, ok := c.Metadata[metadataKey]; ok {
+	rec, recorded := c.Metadata[metadataKey]
+	if recorded {
 		if err := json.Unmarshal([]byte(rec), &resp); err != nil {
 			return wireResponse{}, err
 		}
@@ -61,7 +62,7 @@ func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, er
 	var own []json.RawMessage
 	for _, m := range msgs[start:] {
 		if m.Chat == nil {
-			if resp.Error == nil {
+			if !recorded { // a response stored before records were kept
 				resp.Status, resp.Error = "failed", &wireResponseError{Code: "server_error",
 					Message: "The agent could not finish this response."}
 			}

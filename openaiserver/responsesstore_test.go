@@ -189,3 +189,48 @@ func TestResponsesInputItems(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 400, apiErr.StatusCode)
 }
+
+// TestResponsesCancel: a streamed response whose run goes on is cancelled
+// by its ID: the run stops, the stream ends, and the response reads
+// "cancelled"; one that has ended cannot be, and another user's is a 404.
+func TestResponsesCancel(t *testing.T) {
+	upstream := newServer(t)
+	stopped := make(chan error, 1)
+	wait := robby.NewTool("wait", "Wait", func(ctx context.Context, in struct{}) (string, error) {
+		<-ctx.Done()
+		stopped <- ctx.Err()
+		return "", ctx.Err()
+	})
+	url := serveResponses(t, upstream, openaiserver.Options{Store: newStore(t),
+		Tokens: map[string]string{"alice-token": "alice", "bob-token": "bob"}}, robby.WithTools(wait))
+	alice, bob := clientFor(url, "alice-token"), clientFor(url, "bob-token")
+	upstream.Reply(robbytest.ToolCalls(robbytest.Call("wait", `{}`)).WithText("Waiting."))
+
+	s := alice.Responses.NewStreaming(t.Context(), ask("Wait for ever", ""))
+	defer s.Close()
+	require.True(t, s.Next(), s.Err())
+	id := s.Current().Response.ID
+
+	_, err := bob.Responses.Cancel(t.Context(), id)
+	var apiErr *openai.Error
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 404, apiErr.StatusCode, "another user's response")
+
+	got, err := alice.Responses.Cancel(t.Context(), id)
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled", string(got.Status))
+	assert.Equal(t, id, got.ID)
+	assert.ErrorIs(t, <-stopped, context.Canceled, "the tool was stopped")
+	for s.Next() {
+		assert.NotEqual(t, "response.completed", s.Current().Type)
+	}
+	require.NoError(t, s.Err(), "the stream ends")
+
+	got, err = alice.Responses.Get(t.Context(), id, responses.ResponseGetParams{})
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled", string(got.Status))
+	_, err = alice.Responses.Cancel(t.Context(), id)
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 400, apiErr.StatusCode, "a response that ended")
+	assert.Len(t, upstream.Requests(), 1, "the run went no further")
+}
