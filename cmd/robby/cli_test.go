@@ -82,6 +82,7 @@ func TestErrorsNameFlags(t *testing.T) {
 	}{
 		{[]string{"run", "-model", "", "hi"}, "no model: give -model or set ROBBY_MODEL"},
 		{[]string{"run", "-max-turns", "0", "hi"}, "-max-turns is 0: it must be at least 1"},
+		{[]string{"run", "-budget-tokens", "-1", "hi"}, "-budget-tokens is -1: give a number of tokens, or 0 for no limit"},
 		{[]string{"run", "-base-url", "127.0.0.1:8080/v1", "hi"}, `bad -base-url (or OPENAI_BASE_URL) "127.0.0.1:8080/v1"`},
 		{[]string{"run", "-base-url", "ftp://host/v1", "hi"}, "not an http:// or https:// URL"},
 		{[]string{"serve", "-max-messages", "0"}, "-max-messages is 0"},

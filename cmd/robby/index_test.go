@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/robbytest"
 )
 
@@ -53,6 +54,17 @@ func TestIndexThenRunCitesTheFile(t *testing.T) {
 	assert.Contains(t, stdout.String(), "to roll back, restart it.")
 	assert.Contains(t, stdout.String(), "["+filepath.ToSlash(filepath.Join(docs, "deploy.md"))+":5-7]")
 	assert.Contains(t, srv.Requests()[0].Tools, "search_knowledge")
+
+	// -budget-tokens: the run stops before the request past the limit.
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("search_knowledge", `{"query":"who owns the build?"}`)).WithUsage(90, 20))
+	stdout.Reset()
+	stderr.Reset()
+	err = run(t.Context(), []string{"run", "-kb", kb, "-embed-model", "embed", "-base-url", srv.URL, "-model", "m",
+		"-budget-tokens", "100", "who owns the build?"}, nil, &stdout, &stderr)
+	assert.ErrorIs(t, err, robby.ErrBudget)
+	assert.Equal(t, 1, exitCode(err, &stderr))
+	assert.Contains(t, stderr.String(), "robby: budget reached: 110 used of 100 tokens")
+	assert.Zero(t, srv.Pending())
 }
 
 func TestIndexNeedsAFileAndAFolder(t *testing.T) {
