@@ -258,9 +258,9 @@ func TestFaultModelUnavailable(t *testing.T) {
 			srv.Reply(unavailable(&attempts))
 		}
 		a := faultAgent(t, srv)
+		start := time.Now() // before the deadline is set, which counts from its setting
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		defer cancel()
-		start := time.Now()
 		_, err := a.Run(ctx, "hi")
 		elapsed := time.Since(start)
 		t.Logf("deadline 300ms: returned after %v, %d attempts: %v", elapsed.Round(time.Millisecond), attempts.Load(), err)

@@ -150,8 +150,8 @@ func TestResponsesBelongToTheirUser(t *testing.T) {
 		Tokens: map[string]string{"alice-token": "alice", "alice-laptop": "alice", "bob-token": "bob"}})
 	alice, laptop, bob := clientFor(url, "alice-token"), clientFor(url, "alice-laptop"), clientFor(url, "bob-token")
 
-	upstream.Reply(robbytest.Text("Alice's secret is 42."))
-	r, err := alice.Responses.New(t.Context(), ask("Remember 42.", ""))
+	upstream.Reply(robbytest.Text("Alice's secret is swordfish."))
+	r, err := alice.Responses.New(t.Context(), ask("Remember swordfish.", ""))
 	require.NoError(t, err)
 
 	notFound := func(err error) {
@@ -159,7 +159,7 @@ func TestResponsesBelongToTheirUser(t *testing.T) {
 		var oe *openai.Error
 		require.ErrorAs(t, err, &oe)
 		assert.Equal(t, http.StatusNotFound, oe.StatusCode)
-		assert.NotContains(t, oe.Message, "42")
+		assert.NotContains(t, oe.Message, "swordfish")
 		assert.Contains(t, oe.Message, "not found")
 	}
 	_, err = bob.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
@@ -173,7 +173,7 @@ func TestResponsesBelongToTheirUser(t *testing.T) {
 
 	got, err := laptop.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
 	require.NoError(t, err, "another token of the same user")
-	assert.Equal(t, "Alice's secret is 42.", got.OutputText())
+	assert.Equal(t, "Alice's secret is swordfish.", got.OutputText())
 
 	require.NoError(t, alice.Responses.Delete(t.Context(), r.ID))
 	_, err = alice.Responses.Get(t.Context(), r.ID, responses.ResponseGetParams{})
