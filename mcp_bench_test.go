@@ -14,12 +14,14 @@ import (
 
 // selfServer is this test binary run as an MCP server over stdio.
 func selfServer(name string) MCPServer {
-	return MCPCommand(name, os.Args[0]).WithEnv("ROBBY_TEST_MCP_SERVER=1")
+	// Under -race, GORACE keeps the race runtime from sleeping 1 s at exit,
+	// which would outlast the grace period of every Close.
+	return MCPCommand(name, os.Args[0]).WithEnv("ROBBY_TEST_MCP_SERVER=1", "GORACE=atexit_sleep_ms=0")
 }
 
 func selfCommand() *exec.Cmd {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "ROBBY_TEST_MCP_SERVER=1")
+	cmd.Env = append(os.Environ(), "ROBBY_TEST_MCP_SERVER=1", "GORACE=atexit_sleep_ms=0")
 	return cmd
 }
 
