@@ -207,9 +207,9 @@ func TestArgumentsAssembledInLinearTimeWithNewIDs(t *testing.T) {
 // assertLinear checks that assembling the chunks of n bytes of arguments
 // takes time linear in n. A time limit flakes on a loaded machine; the
 // ratio of the times for 16n and n bytes, each the best of interleaved
-// rounds, does not: about 16 in linear time, 256 in quadratic time. The
-// bound sits halfway (in log scale) between them: under -race at load 20 a
-// linear assembler measured up to 75, a quadratic one 267.
+// rounds, does not: about 16 in linear time, 256 in quadratic time. Under
+// -race at load 20 a linear assembler measured up to 75 and a quadratic one
+// 267: the bound, 128, sits between them with room on both sides.
 func assertLinear(t *testing.T, chunks func(n int) []string) {
 	const n, factor, rounds = 4 << 10, 16, 5
 	small, large := chunks(n), chunks(factor*n)
