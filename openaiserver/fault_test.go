@@ -183,8 +183,10 @@ func TestFaultServerClientsDisconnect(t *testing.T) {
 	assert.EqualValues(t, n-ndoomed, upstreamCompleted.Load())
 	assert.EqualValues(t, ndoomed, upstreamCancelled.Load(), "upstream requests cancelled with their client")
 	assert.Zero(t, upstreamStuck.Load())
-	assert.Less(t, elapsed, 60*time.Second)
-	assert.Eventually(t, func() bool { return inflight.Load() == 0 }, 2*time.Second, 5*time.Millisecond, "handlers still running")
+	// No cap on elapsed: clientsCtx bounds a hang, and the machine's load
+	// sets the time. Handlers return once their client and upstream are
+	// done, later the more loaded the machine.
+	assert.Eventually(t, func() bool { return inflight.Load() == 0 }, 30*time.Second, 5*time.Millisecond, "handlers still running")
 	assert.EqualValues(t, n, served.Load())
 	assert.Len(t, upstream.Requests(), n)
 	for _, req := range upstream.Requests() {
