@@ -308,6 +308,15 @@ func BenchmarkRun3Turns(b *testing.B) {
 			robbyRun3(b, ctx, a)
 		}
 	})
+	b.Run("robby-budget", func(b *testing.B) { // a budget and prices: what they cost a run
+		a := newRun3Agent(b, srv.URL, tools, robby.WithPrices(map[string]robby.Price{benchModel: {Input: 2, Output: 8}}),
+			robby.WithBudget(robby.Budget{ModelCalls: 100, Tokens: 1 << 40, Cost: 1e9}))
+		b.ReportAllocs()
+		for b.Loop() {
+			a.Reset()
+			robbyRun3(b, ctx, a)
+		}
+	})
 	b.Run("robby-new-agent", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
