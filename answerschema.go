@@ -26,6 +26,7 @@ type answerSchema struct {
 	raw      json.RawMessage // its JSON, properties in the order of the fields
 	strict   json.RawMessage // its strict form for response_format; nil when it has none
 	params   map[string]any  // the parameters of the answer tool
+	complete bool            // the checker reads every keyword the schema has
 	err      error
 }
 
@@ -68,7 +69,7 @@ func newAnswerSchema(s *jsonschema.Schema) *answerSchema {
 	if err != nil {
 		return &answerSchema{err: fmt.Errorf("schema: %w", err)}
 	}
-	as := &answerSchema{schema: s, resolved: resolved}
+	as := &answerSchema{schema: s, resolved: resolved, complete: checkerReads(s)}
 	if as.raw, err = json.Marshal(s); err == nil {
 		err = json.Unmarshal(as.raw, &as.params)
 	}
@@ -184,8 +185,8 @@ func (as *answerSchema) check(raw []byte, out any) []string {
 	if c.nullsDropped {
 		raw, _ = json.Marshal(v)
 	}
-	if len(c.failures) == 0 {
-		// The schema may say more than the checker reads (patterns,
+	if len(c.failures) == 0 && !as.complete {
+		// The schema says more than the checker reads (patterns,
 		// formats, $refs): the validator has the last word.
 		if err := as.resolved.Validate(v); err != nil {
 			c.failures = append(c.failures, err.Error())
@@ -323,6 +324,30 @@ func (c *checker) object(s *jsonschema.Schema, v map[string]any, path string) {
 			c.fail(path, "missing required field %q", k)
 		}
 	}
+}
+
+// checkerReads reports whether the checker reads every keyword of s and
+// its subschemas, as with the schemas [NewTool] infers: then an answer it
+// passes, the validator passes too, and check skips the validator (a third
+// of its cost). Annotations (title, description, default...) assert nothing.
+func checkerReads(s *jsonschema.Schema) bool {
+	if s == nil || isFalse(s) {
+		return true
+	}
+	q := *s
+	q.Title, q.Description, q.Comment, q.Default, q.Examples = "", "", "", nil, nil
+	q.Deprecated, q.ReadOnly, q.WriteOnly = false, false, false
+	q.Type, q.Types, q.Enum, q.Const, q.Minimum, q.Maximum = "", nil, nil, nil, nil, nil
+	q.MinItems, q.MaxItems, q.Items, q.Required, q.PropertyOrder = nil, nil, nil, nil, nil
+	q.Properties, q.AdditionalProperties, q.AnyOf = nil, nil, nil
+	if !reflect.ValueOf(q).IsZero() {
+		return false
+	}
+	subs := append([]*jsonschema.Schema{s.Items, s.AdditionalProperties}, s.AnyOf...)
+	for _, p := range s.Properties {
+		subs = append(subs, p)
+	}
+	return !slices.ContainsFunc(subs, func(p *jsonschema.Schema) bool { return !checkerReads(p) })
 }
 
 func acceptsNull(s *jsonschema.Schema) bool {

@@ -1,0 +1,61 @@
+package robby
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckSkipsTheValidatorOnlyWhereTheCheckerReadsAll: an inferred
+// schema is read whole by the checker, so check skips the validator; one
+// with a keyword the checker does not read (pattern, format, oneOf, $ref)
+// keeps it. Either way, every answer gets the failures it gets with the
+// validator run.
+func TestCheckSkipsTheValidatorOnlyWhereTheCheckerReadsAll(t *testing.T) {
+	type city struct {
+		Name      string   `json:"name" jsonschema:"the city's name"`
+		Kind      string   `json:"kind" enum:"capital,town"`
+		Landmarks []string `json:"landmarks"`
+		Mayor     *struct {
+			Name string `json:"name"`
+		} `json:"mayor,omitempty"`
+		Tags map[string]int `json:"tags,omitempty"`
+	}
+	inferred := answerSchemaFor(reflect.TypeFor[city]())
+	require.NoError(t, inferred.err)
+	assert.True(t, inferred.complete)
+
+	obj := func(p map[string]any) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{"v": p}, "required": []any{"v"}}
+	}
+	for name, p := range map[string]map[string]any{
+		"pattern":   {"type": "string", "pattern": "^a"},
+		"format":    {"type": "string", "format": "email"},
+		"oneOf":     {"oneOf": []any{map[string]any{"type": "integer"}, map[string]any{"type": "number"}}},
+		"minLength": {"type": "string", "minLength": 2},
+		"nested":    {"type": "array", "items": map[string]any{"type": "string", "maxLength": 1}},
+	} {
+		as := answerSchemaFrom(obj(p))
+		require.NoError(t, as.err, name)
+		assert.False(t, as.complete, name)
+	}
+	plain := answerSchemaFrom(obj(map[string]any{"type": "integer", "minimum": 1, "title": "v", "description": "a v"}))
+	assert.True(t, plain.complete)
+
+	for _, answer := range []string{
+		`{"name":"Paris","kind":"capital","landmarks":["Louvre"]}`,
+		`{"name":"Paris","kind":"village","landmarks":["Louvre"]}`,
+		`{"name":"Paris","kind":"town","landmarks":[1],"mayor":null}`,
+		`{"name":"Paris","kind":"town","landmarks":[],"mayor":{"name":"A","age":3}}`,
+		`{"name":"Paris","kind":"town","landmarks":[],"tags":{"a":1.5}}`,
+		`{"kind":"town","landmarks":[],"extra":true}`,
+	} {
+		validated := *inferred
+		validated.complete = false
+		var got, want city
+		assert.Equal(t, validated.check([]byte(answer), &want), inferred.check([]byte(answer), &got), answer)
+		assert.Equal(t, want, got, answer)
+	}
+}
