@@ -58,6 +58,7 @@ type core struct {
 	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
 	// AnswerAuto until a fallback, which means native.
 	answerMode atomic.Int32
+	typedHeads typedHeads // heads of typed runs' requests: typedhead.go
 
 	window     int          // given by WithContextWindow
 	learned    atomic.Int64 // the window the provider reported

@@ -124,7 +124,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 	if rc.params != nil {
 		p, err := overlayParams(&a.core.params, rc.params)
 		if err == nil {
-			head, err = encodeHead(&p, emit != nil)
+			head, err = a.core.typedHeads.get(rc.format, &p, emit != nil)
 		}
 		if err != nil {
 			return res, err

@@ -24,6 +24,7 @@ type runConfig struct {
 	system  []json.RawMessage // system messages for this run only
 	journal *journal          // the stored conversation, if any: conversation.go
 	typed   *typedConfig      // for RunTyped and StreamTyped only
+	format  *answerSchema     // the schema params' response_format alone carries, if so
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],

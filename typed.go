@@ -360,6 +360,9 @@ func answerRun(base runConfig, mode AnswerMode, as *answerSchema, tool string, r
 			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: schema, Strict: openai.Bool(strict)},
 		}}
 		rc.params = &params
+		if base.params == nil {
+			rc.format = as
+		}
 	case AnswerTool:
 		rc.caller = []openai.FunctionDefinitionParam{{
 			Name:        tool,
