@@ -58,7 +58,7 @@ func (rr *responsesReply) done(res *robby.Result, err error) {
 type storedMessage struct {
 	Role       string          `json:"role"`
 	Content    json.RawMessage `json:"content"`
-	ToolCalls  []chatToolCall  `json:"tool_calls"`
+	ToolCalls  []wireToolCall  `json:"tool_calls"`
 	ToolCallID string          `json:"tool_call_id"`
 }
 
@@ -68,7 +68,7 @@ type storedMessage struct {
 // calls and results stay out, as they do of a chat completion.
 func outputItems(id string, msgs []json.RawMessage) []wireOutputItem {
 	items := []wireOutputItem{}
-	var last []chatToolCall
+	var last []wireToolCall
 	results := map[string]bool{}
 	for _, raw := range msgs {
 		var m storedMessage
@@ -111,7 +111,7 @@ func outputText(text string) wireOutputText {
 	return wireOutputText{Type: "output_text", Text: text, Annotations: []any{}}
 }
 
-func callItem(id string, i int, c chatToolCall, status string) wireOutputItem {
+func callItem(id string, i int, c wireToolCall, status string) wireOutputItem {
 	args := c.Function.Arguments
 	if status != "completed" {
 		args = ""

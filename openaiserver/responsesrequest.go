@@ -25,8 +25,8 @@ type responsesRequest struct {
 // an input item.
 type chatMessage struct {
 	Role       string         `json:"role"`
-	Content    any            `json:"content,omitempty"` // a string or []chatPart
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	Content    any            `json:"content,omitempty"`    // a string or []chatPart
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"` // without an Index, as stored
 	ToolCallID string         `json:"tool_call_id,omitempty"`
 }
 
@@ -39,15 +39,6 @@ type chatPart struct {
 type chatImageURL struct {
 	URL    string `json:"url"`
 	Detail string `json:"detail,omitempty"`
-}
-
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
 }
 
 // decodeResponsesRequest reads body, refusing an input of more than
@@ -192,13 +183,13 @@ func addItem(msgs []chatMessage, it wireInputItem) ([]chatMessage, error) {
 		if it.CallID == "" || it.Name == "" {
 			return msgs, errors.New("is a function call without a call_id or a name")
 		}
-		var c chatToolCall
+		var c wireToolCall
 		c.ID, c.Type, c.Function.Name, c.Function.Arguments = it.CallID, "function", it.Name, it.Args
 		if n := len(msgs); n > 0 && msgs[n-1].Role == "assistant" {
 			msgs[n-1].ToolCalls = append(msgs[n-1].ToolCalls, c)
 			return msgs, nil
 		}
-		return append(msgs, chatMessage{Role: "assistant", ToolCalls: []chatToolCall{c}}), nil
+		return append(msgs, chatMessage{Role: "assistant", ToolCalls: []wireToolCall{c}}), nil
 	case "function_call_output":
 		if it.CallID == "" {
 			return msgs, errors.New("is a function call output without a call_id")
