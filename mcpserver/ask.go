@@ -105,13 +105,14 @@ func (s *Server) run(ctx context.Context, prompt string, answer *json.RawMessage
 }
 
 // reported returns what the host reads of a run's failure: the model's own
-// API error, the turn limit or an answer that never fitted the output
-// schema as they are; any other failure, such as the
+// API error, the turn limit, the budget reached or an answer that never
+// fitted the output schema as they are; any other failure, such as the
 // endpoint unreachable, with only an id, as the upstream address and dial
 // errors are for the server's log alone.
 func (s *Server) reported(err error) string {
 	var apiErr *robby.APIError
-	if errors.As(err, &apiErr) || errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrInvalidAnswer) {
+	if errors.As(err, &apiErr) || errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrBudget) ||
+		errors.Is(err, robby.ErrInvalidAnswer) {
 		return err.Error()
 	}
 	id := rand.Text()[:12]

@@ -232,19 +232,30 @@ func TestAskHidesTheUpstreamFromTheHost(t *testing.T) {
 	assert.Contains(t, log.String(), "127.0.0.1:1")
 }
 
+// TestAskKeepsThePartialAnswerOfAFailedRun: a run that reaches the turn
+// limit or its budget is a tool error saying so, with what the agent
+// wrote before it stopped.
 func TestAskKeepsThePartialAnswerOfAFailedRun(t *testing.T) {
-	upstream := robbytest.NewServer()
-	t.Cleanup(upstream.Close)
-	upstream.Reply(robbytest.ToolCalls(robbytest.Call("get_weather", `{"city":"Rome"}`)).WithText("Let me look."))
-	weather := robby.NewTool("get_weather", "The weather", func(context.Context, struct{}) (string, error) { return "hot", nil })
-	agent, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithModel("m"), robby.WithTools(weather), robby.WithMaxTurns(1))
-	require.NoError(t, err)
-	t.Cleanup(func() { agent.Close() })
-	cs := connect(t, mcpserver.New(agent, nil), nil)
-	res := ask(t, cs, "Weather in Rome?", nil)
-	assert.True(t, res.IsError)
-	assert.Contains(t, text(t, res), robby.ErrMaxTurns.Error())
-	assert.Contains(t, text(t, res), "Let me look.")
+	for name, limit := range map[string]robby.Option{
+		"turns":  robby.WithMaxTurns(1),
+		"budget": robby.WithBudget(robby.Budget{ModelCalls: 1}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			upstream := robbytest.NewServer()
+			t.Cleanup(upstream.Close)
+			upstream.Reply(robbytest.ToolCalls(robbytest.Call("get_weather", `{"city":"Rome"}`)).WithText("Let me look."))
+			weather := robby.NewTool("get_weather", "The weather", func(context.Context, struct{}) (string, error) { return "hot", nil })
+			agent, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithModel("m"), robby.WithTools(weather), limit)
+			require.NoError(t, err)
+			t.Cleanup(func() { agent.Close() })
+			cs := connect(t, mcpserver.New(agent, nil), nil)
+			res := ask(t, cs, "Weather in Rome?", nil)
+			assert.True(t, res.IsError)
+			want := map[string]string{"turns": robby.ErrMaxTurns.Error(), "budget": "budget reached: 1 used of 1 model calls"}[name]
+			assert.Contains(t, text(t, res), want)
+			assert.Contains(t, text(t, res), "Let me look.")
+		})
+	}
 }
 
 func TestCancelledCallStopsTheRun(t *testing.T) {

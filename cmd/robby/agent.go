@@ -28,7 +28,7 @@ const (
 type agentFlags struct {
 	model, system, mcp, baseURL, apiKey string
 	maxTurns                            int
-	budgetTokens                        int64
+	budget                              budgetFlags
 	verbose                             bool
 	kb                                  kbFlags
 	kbase                               *knowledge.Base // opened by newAgent, closed by close
@@ -45,7 +45,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.baseURL, "base-url", envOr("OPENAI_BASE_URL", defaultBaseURL), "chat-completions endpoint (env OPENAI_BASE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key, empty for local servers (env OPENAI_API_KEY)")
 	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
-	fs.Int64Var(&f.budgetTokens, "budget-tokens", 0, "tokens (prompt and completion) the model requests of one answer may use; past it no request is sent; 0 for no limit")
+	f.budget.register(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log requests and MCP servers to stderr")
 	f.kb.register(fs)
 	fs.StringVar(&f.compact, "compact", "drop", "fit long conversations into the context window: drop (the oldest turns), summarize, or off")
@@ -91,8 +91,9 @@ func (f *agentFlags) check() error {
 		return errors.New("no model: give -model or set ROBBY_MODEL")
 	case f.maxTurns < 1:
 		return fmt.Errorf("-max-turns is %d: it must be at least 1", f.maxTurns)
-	case f.budgetTokens < 0:
-		return fmt.Errorf("-budget-tokens is %d: give a number of tokens, or 0 for no limit", f.budgetTokens)
+	}
+	if err := f.budget.check(); err != nil {
+		return err
 	}
 	u, err := url.Parse(f.baseURL)
 	if err != nil {
@@ -122,9 +123,11 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 	if f.system != "" {
 		opts = append(opts, robby.WithSystem(f.system))
 	}
-	if f.budgetTokens > 0 {
-		opts = append(opts, robby.WithBudget(robby.Budget{Tokens: f.budgetTokens}))
+	budget, err := f.budget.options(f.model)
+	if err != nil {
+		return nil, err
 	}
+	opts = append(opts, budget...)
 	compaction, err := f.compaction()
 	if err != nil {
 		return nil, err

@@ -45,10 +45,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	out := f.screen(stdout, stderr)
 	if typedOpts != nil {
-		return explain(typedAnswer(ctx, agent, prompt, stdout, stderr, append(opts, typedOpts...)...), f.baseURL)
+		return explain(out.typedAnswer(ctx, agent, prompt, append(opts, typedOpts...)...), f.baseURL)
 	}
-	return explain(answer(ctx, agent, prompt, stdout, stderr, opts...), f.baseURL)
+	return explain(out.answer(ctx, agent, prompt, opts...), f.baseURL)
 }
 
 func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -89,6 +90,7 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, ", %d MCP prompts (/help)", len(prompts.names))
 	}
 	fmt.Fprintln(stderr, ". Ctrl-D to quit.")
+	out := f.screen(stdout, stderr)
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
 	var last error // of the last answer, for the exit status
@@ -110,14 +112,14 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		var err error
 		if cmd, ok := strings.CutPrefix(prompt, "/"); ok && !strings.HasPrefix(cmd, "/") {
-			err = prompts.run(ctx, cmd, in, stdout, stderr, opts...)
+			err = prompts.run(ctx, cmd, in, out, opts...)
 		} else {
 			if ok {
 				prompt = cmd // "//text" says "/text"
 			}
 			var kbOpts []robby.RunOption
 			if kbOpts, err = f.kb.contextFor(ctx, f.kbase, prompt); err == nil {
-				err = answer(ctx, agent, prompt, stdout, stderr, append(kbOpts, opts...)...)
+				err = out.answer(ctx, agent, prompt, append(kbOpts, opts...)...)
 			}
 		}
 		last = err
@@ -132,13 +134,27 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 }
 
+// A screen shows runs: each answer on stdout, its steps on stderr and,
+// with -prices or -v, what it spent.
+type screen struct {
+	stdout, stderr io.Writer
+	spent          bool // say what each answer spent
+	priced         bool // and what it cost
+}
+
+func (f *agentFlags) screen(stdout, stderr io.Writer) *screen {
+	priced := f.budget.prices != ""
+	return &screen{stdout: stdout, stderr: stderr, spent: priced || f.verbose, priced: priced}
+}
+
 // answer streams one run: the answer to stdout, the steps to stderr.
-func answer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stderr io.Writer, opts ...robby.RunOption) error {
-	return show(agent.Stream(ctx, prompt, opts...), stdout, stderr)
+func (s *screen) answer(ctx context.Context, agent *robby.Agent, prompt string, opts ...robby.RunOption) error {
+	return s.show(agent.Stream(ctx, prompt, opts...))
 }
 
 // show shows a streamed run: the answer on stdout, the steps on stderr.
-func show(run iter.Seq2[robby.Event, error], stdout, stderr io.Writer) error {
+func (s *screen) show(run iter.Seq2[robby.Event, error]) error {
+	stdout, stderr := s.stdout, s.stderr
 	for ev, err := range run {
 		switch ev.Kind {
 		case robby.EventText:
@@ -156,10 +172,37 @@ func show(run iter.Seq2[robby.Event, error], stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "… %s/%s %v/%v %s\n", ev.Notice.Server, ev.Notice.Tool, ev.Notice.Progress, ev.Notice.Total, ev.Notice.Message)
 		case robby.EventDone:
 			fmt.Fprintln(stdout)
+			s.printSpent(ev.Result)
 			return err
 		}
 	}
 	return nil
+}
+
+// printSpent says on stderr what a run's model requests used, and what
+// they cost, if the screen says so.
+func (s *screen) printSpent(res *robby.Result) {
+	if !s.spent || res == nil {
+		return
+	}
+	u := res.Usage
+	fmt.Fprintf(s.stderr, "robby: %d model %s, %d tokens (%d in", res.Turns, plural(res.Turns, "request"),
+		max(u.TotalTokens, u.PromptTokens+u.CompletionTokens), u.PromptTokens)
+	if u.CachedPromptTokens > 0 {
+		fmt.Fprintf(s.stderr, ", %d cached", u.CachedPromptTokens)
+	}
+	fmt.Fprintf(s.stderr, ", %d out)", u.CompletionTokens)
+	if s.priced {
+		fmt.Fprintf(s.stderr, ", cost %.6g", u.Cost)
+	}
+	fmt.Fprintln(s.stderr)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 func oneLine(s string, n int) string {

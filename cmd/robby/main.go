@@ -14,6 +14,11 @@
 // ROBBY_EMBEDDINGS_MODEL and ROBBY_EMBEDDINGS_URL, add vector search); run
 // and chat take -kb-mode context to add the passages found for each prompt
 // to it instead.
+// -budget-calls, -budget-tokens and -budget-cost bound what each answer
+// spends on model requests (exit status 1 when one stops it); -prices FILE
+// gives each model's price per million tokens, as JSON such as
+// {"gpt-4o": {"input": 2.5, "cached_input": 1.25, "output": 10}}, and
+// has run and chat print what each answer cost on stderr.
 // -otel exports traces and metrics over OTLP/HTTP, where the standard
 // OTEL_EXPORTER_OTLP_* variables say; -trace prints the tree of each run's
 // spans to stderr.

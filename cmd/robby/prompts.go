@@ -76,7 +76,8 @@ var errCancelled = errors.New("cancelled")
 
 // run runs the command line (without its slash): it fills the prompt's
 // arguments, then has the model answer the prompt's messages, with opts.
-func (pc *promptCommands) run(ctx context.Context, line string, in *bufio.Scanner, stdout, stderr io.Writer, opts ...robby.RunOption) error {
+func (pc *promptCommands) run(ctx context.Context, line string, in *bufio.Scanner, out *screen, opts ...robby.RunOption) error {
+	stderr := out.stderr
 	name, rest, _ := strings.Cut(line, " ")
 	if name == "" || name == "help" {
 		pc.help(stderr)
@@ -96,7 +97,7 @@ func (pc *promptCommands) run(ctx context.Context, line string, in *bufio.Scanne
 		return err
 	}
 	pc.agent.AddMessages(msgs...)
-	return show(pc.agent.ResumeStream(ctx, opts...), stdout, stderr)
+	return out.show(pc.agent.ResumeStream(ctx, opts...))
 }
 
 // arguments fills the prompt's arguments from the command's words, then

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -62,11 +61,13 @@ func (f *schemaFlags) options() ([]robby.RunOption, error) {
 // typedAnswer runs a typed run: the answer, validated, goes to stdout as
 // one line of JSON; the tool steps, and what was wrong with an answer
 // that never fitted, go to stderr.
-func typedAnswer(ctx context.Context, agent *robby.Agent, prompt string, stdout, stderr io.Writer, opts ...robby.RunOption) error {
+func (s *screen) typedAnswer(ctx context.Context, agent *robby.Agent, prompt string, opts ...robby.RunOption) error {
+	stdout, stderr := s.stdout, s.stderr
 	for ev, err := range robby.StreamTyped[json.RawMessage](ctx, agent, prompt, opts...) {
 		inner, path := ev.Innermost()
 		switch {
 		case ev.Kind == robby.EventDone:
+			s.printSpent(ev.Result)
 			var answerErr *robby.AnswerError
 			if errors.As(err, &answerErr) {
 				return fmt.Errorf("%w\nthe last answer: %s", err, oneLine(answerErr.Raw, 500))

@@ -91,6 +91,7 @@ var shown = []struct {
 	{"gen_ai.response.finish_reasons", "finish"},
 	{"gen_ai.usage.input_tokens", "in"},
 	{"gen_ai.usage.output_tokens", "out"},
+	{"robby.usage.cost", "cost"},
 	{"gen_ai.tool.type", "type"},
 	{"robby.mcp.server", "mcp"},
 	{"gen_ai.tool.call.id", "call"},
