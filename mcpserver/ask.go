@@ -93,7 +93,7 @@ func (s *Server) run(ctx context.Context, prompt string, answer *json.RawMessage
 		return agent.Stream(ctx, prompt)
 	}
 	return func(yield func(robby.Event, error) bool) {
-		for ev, err := range robby.StreamTyped[json.RawMessage](ctx, agent, prompt, robby.WithAnswerSchema(s.opts.OutputSchema)) {
+		for ev, err := range robby.StreamTyped[json.RawMessage](ctx, agent, prompt, s.typed...) {
 			if ev.Kind == robby.EventDone {
 				*answer = ev.Value
 			}

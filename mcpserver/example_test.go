@@ -25,7 +25,10 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer agent.Close()
-	srv := mcpserver.New(agent, &mcpserver.Options{Name: "geographer"})
+	srv, err := mcpserver.New(agent, &mcpserver.Options{Name: "geographer"})
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -4,7 +4,8 @@
 //
 //	agent, err := robby.New(robby.WithModel("ai/qwen2.5"), robby.WithTools(...))
 //	...
-//	srv := mcpserver.New(agent, &mcpserver.Options{Name: "researcher"})
+//	srv, err := mcpserver.New(agent, &mcpserver.Options{Name: "researcher"})
+//	...
 //	err = srv.Run(ctx, &mcp.StdioTransport{}) // or: http.Handle("/mcp", srv)
 //
 // The agent is one tool, ask: a prompt in, the agent's answer out, as text
@@ -32,9 +33,9 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
 	"runtime/debug"
 
@@ -74,9 +75,16 @@ type Options struct {
 	// for its answer as robby.RunTyped asks (validated, repaired; see
 	// robby.WithAnswerSchema), and a call returns the answer as
 	// structured content, its JSON also as text. The default is a text
-	// answer. [New] panics if it is not a valid schema of an object, as
-	// the go-sdk's AddTool does.
+	// answer. [New] fails if it is not a valid schema of an object.
 	OutputSchema map[string]any
+	// AnswerMode is how the answer of an OutputSchema is asked for
+	// (default robby.AnswerAuto; see robby.WithAnswerMode).
+	AnswerMode robby.AnswerMode
+	// MaxRepairs is how many times an answer that does not fit the
+	// OutputSchema is sent back to the model to be repaired: 0 means
+	// robby.DefaultMaxRepairs, a negative number none (see
+	// robby.WithMaxRepairs).
+	MaxRepairs int
 	// Token, if set, is the bearer token every HTTP request must carry
 	// ("Authorization: Bearer <token>", the scheme in any case); others are
 	// answered 401. It has no effect over stdio. To accept OAuth tokens
@@ -99,15 +107,25 @@ type Server struct {
 	agent   *robby.Agent
 	opts    Options
 	output  *jsonschema.Schema // Options.OutputSchema, read; nil for a text answer
+	typed   []robby.RunOption  // the options of a typed run, with an output schema
 	schemas *mcp.SchemaCache
 	http    http.Handler
 }
 
-// New returns a server for agent. opts may be nil.
-func New(agent *robby.Agent, opts *Options) *Server {
+// New returns a server for agent. opts may be nil. It fails on options it
+// cannot serve: an OutputSchema that is not a valid JSON Schema of an
+// object, an unknown AnswerMode, or an AnswerMode or MaxRepairs without
+// an OutputSchema.
+func New(agent *robby.Agent, opts *Options) (*Server, error) {
+	if agent == nil {
+		return nil, errors.New("mcpserver: New: nil agent")
+	}
 	s := &Server{agent: agent, schemas: mcp.NewSchemaCache()}
 	if opts != nil {
 		s.opts = *opts
+	}
+	if err := s.typedAnswer(); err != nil {
+		return nil, err
 	}
 	if s.opts.Name == "" {
 		s.opts.Name = "robby"
@@ -121,12 +139,43 @@ func New(agent *robby.Agent, opts *Options) *Server {
 	if s.opts.Logger == nil {
 		s.opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if s.opts.OutputSchema != nil {
-		s.opts.OutputSchema = maps.Clone(s.opts.OutputSchema)
-		s.output = outputSchema(s.opts.OutputSchema)
-	}
 	s.http = s.handler()
-	return s
+	return s, nil
+}
+
+// typedAnswer reads the options of a typed answer: the output schema, the
+// answer mode and the repairs.
+func (s *Server) typedAnswer() error {
+	o := &s.opts
+	if o.OutputSchema == nil {
+		if o.AnswerMode != robby.AnswerAuto || o.MaxRepairs != 0 {
+			return errors.New("mcpserver: Options.AnswerMode and MaxRepairs are those of an OutputSchema's answer: give one")
+		}
+		return nil
+	}
+	if o.AnswerMode < robby.AnswerAuto || o.AnswerMode > robby.AnswerPrompted {
+		return fmt.Errorf("mcpserver: Options.AnswerMode: unknown mode %v", o.AnswerMode)
+	}
+	schema, err := outputSchema(o.OutputSchema)
+	if err != nil {
+		return fmt.Errorf("mcpserver: Options.OutputSchema: %w", err)
+	}
+	// A copy of the caller's map, read back from the schema: changing
+	// the map later changes nothing here.
+	o.OutputSchema = nil
+	if err := remarshal(schema, &o.OutputSchema); err != nil {
+		return fmt.Errorf("mcpserver: Options.OutputSchema: %w", err)
+	}
+	repairs := o.MaxRepairs
+	switch {
+	case repairs == 0:
+		repairs = robby.DefaultMaxRepairs
+	case repairs < 0:
+		repairs = 0
+	}
+	s.output = schema
+	s.typed = []robby.RunOption{robby.WithAnswerSchema(o.OutputSchema), robby.WithAnswerMode(o.AnswerMode), robby.WithMaxRepairs(repairs)}
+	return nil
 }
 
 // newMCP returns a go-sdk server offering the ask tool, whose calls end
@@ -229,22 +278,27 @@ func moduleVersion() string {
 	return "devel"
 }
 
-// outputSchema reads Options.OutputSchema, panicking if it is not a valid
-// JSON Schema of an object.
-func outputSchema(m map[string]any) *jsonschema.Schema {
+// outputSchema reads Options.OutputSchema: a valid JSON Schema of an
+// object.
+func outputSchema(m map[string]any) (*jsonschema.Schema, error) {
 	var schema jsonschema.Schema
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = json.Unmarshal(b, &schema)
+	if err := remarshal(m, &schema); err != nil {
+		return nil, err
 	}
-	if err == nil && schema.Type != "object" {
-		err = fmt.Errorf("the answer must be an object, not %q", schema.Type)
+	if schema.Type != "object" {
+		return nil, fmt.Errorf("the answer must be an object: give the schema \"type\": \"object\", not %q", schema.Type)
 	}
-	if err == nil {
-		_, err = schema.Resolve(nil)
+	if _, err := schema.Resolve(nil); err != nil {
+		return nil, err
 	}
+	return &schema, nil
+}
+
+// remarshal sets to what from is, through JSON.
+func remarshal(from, to any) error {
+	b, err := json.Marshal(from)
 	if err != nil {
-		panic(fmt.Sprintf("mcpserver: Options.OutputSchema: %v", err))
+		return err
 	}
-	return &schema
+	return json.Unmarshal(b, to)
 }

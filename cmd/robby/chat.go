@@ -21,14 +21,15 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var sf schemaFlags
 	f.kb.modes = true
 	f.register(cmd.fs)
-	sf.register(cmd.fs)
+	sf.register(cmd.fs, "a JSON Schema file: print only the answer, JSON validated against it, on stdout")
 	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	typedOpts, err := sf.options()
+	typed, err := sf.read()
 	if err != nil {
 		return err
 	}
+	typedOpts := typed.options()
 	fs := cmd.fs
 	if fs.NArg() == 0 {
 		cmd.usage(stderr)

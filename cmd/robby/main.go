@@ -30,7 +30,9 @@
 // robby run -schema FILE (a JSON Schema) prints only the answer: one line
 // of JSON, validated against the schema (and repaired by the model if it
 // does not fit, -max-repairs times), ready for jq; -answer-mode chooses
-// how it is asked for (auto, native, tool, prompted).
+// how it is asked for (auto, native, tool, prompted). robby mcp -schema
+// FILE makes ask a typed tool: the schema is its output schema, and each
+// answer, asked for the same way, is structured content.
 //
 // robby serve listens on 127.0.0.1:8080. To listen on another interface it
 // needs a bearer token (-token, -token-file, or ROBBY_TOKEN to keep it out

@@ -22,11 +22,14 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	cmd := newCommand("mcp", "robby mcp [flags]",
 		"Serves the agent as the MCP tool "+mcpserver.ToolName+", over stdio, or with -http over streamable HTTP at /mcp.\n"+
 			"With -http it listens on "+defaultMCPAddr+"; on any other address it needs a bearer token\n"+
-			"(-token or ROBBY_TOKEN), or -insecure-no-token.",
+			"(-token or ROBBY_TOKEN), or -insecure-no-token. With -schema FILE, "+mcpserver.ToolName+" declares the schema as its\n"+
+			"output schema and answers with JSON that fits it, as structured content.",
 		tokenEnv, agentEnv)
 	fs := cmd.fs
 	var f agentFlags
+	var sf schemaFlags
 	f.register(fs)
+	sf.register(fs, "a JSON Schema file (of an object): the ask tool's output schema; each answer is JSON validated against it, returned as structured content")
 	useHTTP := fs.Bool("http", false, "serve streamable HTTP on -addr instead of stdio")
 	addr := fs.String("addr", defaultMCPAddr, "address to listen on with -http")
 	token := fs.String("token", os.Getenv("ROBBY_TOKEN"), "bearer token HTTP clients must send (env ROBBY_TOKEN)")
@@ -41,6 +44,10 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return err
 		}
 	}
+	typed, err := sf.read()
+	if err != nil {
+		return err
+	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
 		return err
@@ -53,18 +60,30 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	opts := &mcpserver.Options{Name: *name, Description: *desc,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	if typed.schema != nil {
+		opts.OutputSchema, opts.AnswerMode, opts.MaxRepairs = typed.schema, typed.mode, typed.repairs
+		if typed.repairs == 0 {
+			opts.MaxRepairs = -1 // none: Options' 0 is the default
+		}
+	}
+	if *useHTTP {
+		opts.Token = *token
+	}
+	srv, err := mcpserver.New(agent, opts)
+	if err != nil {
+		return err
+	}
 	if !*useHTTP {
 		fmt.Fprintf(stderr, "robby: serving %s (%d tools) as MCP tool %s on stdio → %s\n", f.model, len(agent.Tools()), mcpserver.ToolName, f.baseURL)
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-		err := mcpserver.New(agent, opts).Run(ctx, t)
+		err := srv.Run(ctx, t)
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	opts.Token = *token
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpserver.New(agent, opts))
+	mux.Handle("/mcp", srv)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

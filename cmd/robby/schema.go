@@ -10,10 +10,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/robby-go/robby"
 )
 
-// schemaFlags are the flags of run that ask for a typed answer.
+// schemaFlags are the flags of run and mcp that ask for a typed answer.
 type schemaFlags struct {
 	file    string
 	mode    string
@@ -24,38 +26,60 @@ var answerModes = map[string]robby.AnswerMode{
 	"auto": robby.AnswerAuto, "native": robby.AnswerNative, "tool": robby.AnswerTool, "prompted": robby.AnswerPrompted,
 }
 
-func (f *schemaFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "schema", "", "a JSON Schema file: print only the answer, JSON validated against it, on stdout")
+// register registers the flags; schemaHelp says what -schema does.
+func (f *schemaFlags) register(fs *flag.FlagSet, schemaHelp string) {
+	fs.StringVar(&f.file, "schema", "", schemaHelp)
 	fs.StringVar(&f.mode, "answer-mode", "auto",
 		"with -schema, how the answer is asked for: native (response_format), tool (a final_answer tool), prompted, or auto (native, falling back)")
 	fs.IntVar(&f.repairs, "max-repairs", robby.DefaultMaxRepairs, "with -schema, how many times an answer that does not fit is sent back to be repaired")
 }
 
-// options reads the schema file and returns the run options of a typed
-// run, or none without -schema.
-func (f *schemaFlags) options() ([]robby.RunOption, error) {
-	if f.file == "" {
-		return nil, nil
-	}
+// typedSpec is the typed answer the schema flags ask for.
+type typedSpec struct {
+	schema  map[string]any // nil without -schema
+	mode    robby.AnswerMode
+	repairs int
+}
+
+// read reads the schema file and checks the flags.
+func (f *schemaFlags) read() (typedSpec, error) {
 	mode, ok := answerModes[f.mode]
-	if !ok {
-		return nil, fmt.Errorf("bad -answer-mode %q: give auto, native, tool or prompted", f.mode)
-	}
-	if f.repairs < 0 {
-		return nil, fmt.Errorf("-max-repairs is %d: give 0 or more", f.repairs)
+	switch {
+	case !ok:
+		return typedSpec{}, fmt.Errorf("bad -answer-mode %q: give auto, native, tool or prompted", f.mode)
+	case f.repairs < 0:
+		return typedSpec{}, fmt.Errorf("-max-repairs is %d: give 0 or more", f.repairs)
+	case f.file == "":
+		return typedSpec{}, nil
 	}
 	b, err := os.ReadFile(f.file)
 	if err != nil {
-		return nil, fmt.Errorf("-schema: %w", err)
+		return typedSpec{}, fmt.Errorf("-schema: %w", err)
 	}
 	var schema map[string]any
 	if err := json.Unmarshal(b, &schema); err != nil {
-		return nil, fmt.Errorf("-schema %s: not a JSON Schema object: %v", f.file, err)
+		return typedSpec{}, fmt.Errorf("-schema %s: not a JSON Schema object: %v", f.file, err)
 	}
 	if t, _ := schema["type"].(string); t != "object" {
-		return nil, fmt.Errorf(`-schema %s: the answer must be a JSON object: give the schema "type": "object"`, f.file)
+		return typedSpec{}, fmt.Errorf(`-schema %s: the answer must be a JSON object: give the schema "type": "object"`, f.file)
 	}
-	return []robby.RunOption{robby.WithAnswerSchema(schema), robby.WithAnswerMode(mode), robby.WithMaxRepairs(f.repairs)}, nil
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return typedSpec{}, fmt.Errorf("-schema %s: not a JSON Schema: %v", f.file, err)
+	}
+	if _, err := s.Resolve(nil); err != nil {
+		return typedSpec{}, fmt.Errorf("-schema %s: %v", f.file, err)
+	}
+	return typedSpec{schema: schema, mode: mode, repairs: f.repairs}, nil
+}
+
+// options returns the run options of a typed run, or none without
+// -schema.
+func (t typedSpec) options() []robby.RunOption {
+	if t.schema == nil {
+		return nil
+	}
+	return []robby.RunOption{robby.WithAnswerSchema(t.schema), robby.WithAnswerMode(t.mode), robby.WithMaxRepairs(t.repairs)}
 }
 
 // typedAnswer runs a typed run: the answer, validated, goes to stdout as

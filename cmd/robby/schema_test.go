@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -128,4 +129,71 @@ func TestRunSchemaAnswerIsJSON(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
 	assert.Equal(t, `São Paulo "SP"`, v.Name)
+}
+
+// TestMCPSchema: robby mcp -schema makes ask a typed tool: it declares the
+// schema as its output schema and answers with structured content, asked
+// for, validated and repaired as -answer-mode and -max-repairs say.
+func TestMCPSchema(t *testing.T) {
+	call := func(t *testing.T, url string) *mcp.CallToolResult {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+			Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		require.NoError(t, err)
+		defer cs.Close()
+		tools, err := cs.ListTools(t.Context(), nil)
+		require.NoError(t, err)
+		declared, err := json.Marshal(tools.Tools[0].OutputSchema)
+		require.NoError(t, err)
+		assert.JSONEq(t, citySchema, string(declared), "the file's schema, declared")
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"prompt": "Describe Paris"}})
+		require.NoError(t, err)
+		return res
+	}
+	bad := robbytest.Answer(`{"name": "Paris", "population": -1}`)
+
+	srv := upstream(t, bad, robbytest.Answer(`{"name": "Paris", "population": 2102650}`))
+	res := call(t, mcpHTTPInProcess(t, "-base-url", srv.URL, "-model", "m", "-schema", schemaFile(t, citySchema)))
+	require.False(t, res.IsError, "%+v", res.Content)
+	assert.Equal(t, map[string]any{"name": "Paris", "population": 2102650.0}, res.StructuredContent)
+	assert.JSONEq(t, `{"name": "Paris", "population": 2102650}`, res.Content[0].(*mcp.TextContent).Text)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2, "one repair")
+	assert.True(t, robbytest.AsksJSONSchema(reqs[0]), "auto: native first")
+
+	srv = upstream(t, bad, bad)
+	res = call(t, mcpHTTPInProcess(t, "-base-url", srv.URL, "-model", "m", "-schema", schemaFile(t, citySchema),
+		"-answer-mode", "tool", "-max-repairs", "0"))
+	require.True(t, res.IsError)
+	assert.Contains(t, res.Content[0].(*mcp.TextContent).Text, "after 1 answers (tool mode): /population: must be at least 0, got -1")
+	reqs = srv.Requests()
+	require.Len(t, reqs, 1, "-max-repairs 0: no repair")
+	assert.Contains(t, reqs[0].Tools, "final_answer")
+	assert.False(t, robbytest.AsksJSONSchema(reqs[0]))
+}
+
+// TestSchemaFileRefused: a schema file that is not a JSON Schema of an
+// object stops robby run and robby mcp before anything is asked or
+// served, naming the file.
+func TestSchemaFileRefused(t *testing.T) {
+	for schema, want := range map[string]string{
+		`{"type": "object"`:                   "not a JSON Schema object",
+		`{"type": "string"}`:                  `the answer must be a JSON object: give the schema "type": "object"`,
+		`{"type": "object", "properties": 3}`: "not a JSON Schema",
+		`{"type": "object", "properties": {"a": {"$ref": "#/$defs/none"}}}`: "$defs/none",
+	} {
+		file := schemaFile(t, schema)
+		for _, cmd := range [][]string{{"run", "-schema", file, "hi"}, {"mcp", "-schema", file}, {"mcp", "-http", "-addr", "127.0.0.1:0", "-schema", file}} {
+			srv := upstream(t)
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), append(cmd, "-base-url", srv.URL), strings.NewReader(""), &stdout, &stderr)
+			assert.Equal(t, 1, exitCode(err, &stderr), "%s", cmd)
+			assert.Empty(t, stdout.String())
+			assert.Contains(t, stderr.String(), "-schema "+file+": ", cmd)
+			assert.Contains(t, stderr.String(), want, cmd)
+			assert.NotContains(t, stderr.String(), "serving", cmd)
+			assert.NotRegexp(t, `With[A-Z]|Options\.`, stderr.String(), "a Go name")
+			assert.Empty(t, srv.Requests())
+		}
+	}
 }
