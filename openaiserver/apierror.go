@@ -42,6 +42,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// limited reports whether err ended a run at a limit of the agent's, the
+// turn limit or its budget: the run's partial result is the reply, as a
+// reply cut short, not an error.
+func limited(err error) bool {
+	return errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrBudget)
+}
+
 // upstreamError returns the status and message that tell a client why a
 // run failed. The model endpoint's own error is passed on; any other
 // failure (the endpoint unreachable, a reply robby could not read) is

@@ -48,7 +48,7 @@ func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var res *robby.Result
 		res, err = conv.Resume(r.Context(), opts...)
-		if err == nil || errors.Is(err, robby.ErrMaxTurns) {
+		if err == nil || limited(err) {
 			reply.complete(res, err)
 			return
 		}

@@ -32,12 +32,12 @@ func usageWire(u robby.Usage) *wireUsage {
 }
 
 // finishReason tells why the run ended, as OpenAI would: the client's tools
-// to call, the turn limit reached ("length"), or the answer.
+// to call, the turn limit or the budget reached ("length"), or the answer.
 func finishReason(res *robby.Result, err error) string {
 	switch {
 	case len(res.Pending) > 0:
 		return "tool_calls"
-	case errors.Is(err, robby.ErrMaxTurns):
+	case limited(err):
 		return "length"
 	}
 	return "stop"
@@ -88,7 +88,7 @@ func (cr *chatReply) stream(events iter.Seq2[robby.Event, error]) error {
 				cr.delta(&wireMessage{ReasoningContent: fmt.Sprintf("← %s: %s\n", ev.ToolCall.Name, trunc.Excerpt(ev.ToolResult.Output, 500))})
 			}
 		case robby.EventDone:
-			if err != nil && !errors.Is(err, robby.ErrMaxTurns) {
+			if err != nil && !limited(err) {
 				return err
 			}
 			cr.finish(ev.Result, err)

@@ -52,7 +52,7 @@
 // response.content_part.added, response.output_text.delta and .done,
 // response.content_part.done, response.function_call_arguments.delta and
 // .done, response.output_item.done, then response.completed, or
-// response.incomplete when the agent ran out of turns) or not. Built-in
+// response.incomplete when the agent ran out of turns or budget) or not. Built-in
 // tools (web search, files, ...), background, conversation, prompt,
 // reasoning, max_tool_calls, top_logprobs, a tool_choice other than "auto"
 // and a text format other than plain text are refused with 400; other

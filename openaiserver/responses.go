@@ -85,7 +85,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var res *robby.Result
 		res, err = run.conv.Resume(ctx, run.opts...)
-		if err == nil || errors.Is(err, robby.ErrMaxTurns) {
+		if err == nil || limited(err) {
 			reply.complete(res, err)
 			return
 		}

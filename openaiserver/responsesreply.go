@@ -49,8 +49,11 @@ func (rr *responsesReply) done(res *robby.Result, err error) {
 	u.OutputTokensDetails.ReasoningTokens = res.Usage.ReasoningTokens
 	rr.resp.Usage = u
 	rr.resp.Status = "completed"
-	if errors.Is(err, robby.ErrMaxTurns) {
+	switch {
+	case errors.Is(err, robby.ErrMaxTurns):
 		rr.resp.Status, rr.resp.IncompleteDetails = "incomplete", &wireIncomplete{Reason: "max_turns"}
+	case errors.Is(err, robby.ErrBudget):
+		rr.resp.Status, rr.resp.IncompleteDetails = "incomplete", &wireIncomplete{Reason: "budget"}
 	}
 }
 
@@ -131,7 +134,7 @@ func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 		case robby.EventToolCall, robby.EventTurnEnd:
 			rr.closeText()
 		case robby.EventDone:
-			if err != nil && !errors.Is(err, robby.ErrMaxTurns) {
+			if err != nil && !limited(err) {
 				return err
 			}
 			rr.finish(ev.Result, err)
