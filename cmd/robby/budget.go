@@ -25,8 +25,9 @@ type budgetFlags struct {
 func (f *budgetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.calls, "budget-calls", 0, "model requests one answer may make, summaries of -compact included; past it no request is sent (unlike -max-turns, no last turn to sum up); 0 for no limit")
 	fs.Int64Var(&f.tokens, "budget-tokens", 0, "tokens (prompt and completion) the model requests of one answer may use; past it no request is sent; 0 for no limit")
-	fs.Float64Var(&f.cost, "budget-cost", 0, "what the model requests of one answer may cost, at the -prices given, in their currency; past it no request is sent; 0 for no limit")
-	fs.StringVar(&f.prices, "prices", "", `JSON file of each model's price per million tokens, such as {"gpt-4o": {"input": 2.5, "cached_input": 1.25, "output": 10}} ({} for a free model): each answer's cost is shown`)
+	fs.Float64Var(&f.cost, "budget-cost", 0, "the `amount` the model requests of one answer may cost, at the -prices given, in their currency; past it no request is sent; 0 for no limit")
+	fs.StringVar(&f.prices, "prices", "", "JSON `file` of each model's price per million tokens, such as "+
+		`{"gpt-4o": {"input": 2.5, "cached_input": 1.25, "output": 10}} ({} for a free model): run and chat show each answer's cost on stderr, -trace each request's`)
 }
 
 // check reports a budget the flags cannot give, in their words.

@@ -31,8 +31,14 @@ func TestHelpOnEveryCommand(t *testing.T) {
 					assert.Contains(t, help, want)
 				}
 				if name != "index" {
-					assert.Contains(t, help, "-model")
-					assert.Contains(t, help, "ROBBY_MODEL")
+					for _, want := range []string{"-model", "ROBBY_MODEL", "-budget-calls", "-budget-tokens", "-budget-cost", "-prices"} {
+						assert.Contains(t, help, want)
+					}
+				}
+				if name == "run" || name == "mcp" {
+					for _, want := range []string{"-schema", "-answer-mode", "-max-repairs"} {
+						assert.Contains(t, help, want)
+					}
 				}
 				if name == "serve" || name == "mcp" {
 					assert.Contains(t, help, "ROBBY_TOKEN")
