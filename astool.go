@@ -3,6 +3,7 @@ package robby
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -35,7 +36,7 @@ type agentPrompt struct {
 //
 // For typed input and output, use [AgentTool].
 func (a *Agent) AsTool(name, description string) Tool {
-	return NewTool(name, description, func(ctx context.Context, in agentPrompt) (string, error) {
+	return agentTool(a, NewTool(name, description, func(ctx context.Context, in agentPrompt) (string, error) {
 		ctx, err := deeper(ctx, name)
 		if err != nil {
 			return "", err
@@ -46,7 +47,7 @@ func (a *Agent) AsTool(name, description string) Tool {
 			return "", fmt.Errorf("agent %q: %w", name, err)
 		}
 		return res.Text, nil
-	})
+	}))
 }
 
 // AgentTool is [Agent.AsTool] with typed input and output: the model calls
@@ -54,7 +55,7 @@ func (a *Agent) AsTool(name, description string) Tool {
 // agent answers with an Out, as [RunTyped] does, opts applying. Its
 // events and usage reach the calling run as [Agent.AsTool]'s do.
 func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOption) Tool {
-	return NewTool(name, description, func(ctx context.Context, in In) (Out, error) {
+	return agentTool(a, NewTool(name, description, func(ctx context.Context, in In) (Out, error) {
 		var zero Out
 		ctx, err := deeper(ctx, name)
 		if err != nil {
@@ -70,7 +71,16 @@ func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOptio
 			return zero, fmt.Errorf("agent %q: %w", name, err)
 		}
 		return *out.(*Out), nil
-	})
+	}))
+}
+
+// agentTool returns t, the tool of agent a, unusable when a is nil: New
+// refuses it, naming it, rather than its calls failing later.
+func agentTool(a *Agent, t Tool) Tool {
+	if a == nil && t.err == nil {
+		t.err = errors.New("nil *Agent")
+	}
+	return t
 }
 
 // fresh returns an agent over a's configuration and tools with the

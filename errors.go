@@ -37,6 +37,9 @@ var (
 	// context.Context: pass context.Background() or context.TODO().
 	ErrNilContext = errors.New("robby: nil context (pass context.Background() or context.TODO())")
 
+	// errNilAgent is the error of a function given a nil *Agent.
+	errNilAgent = errors.New("robby: nil *Agent")
+
 	// ErrNoChoices reports a reply that carried no message at all.
 	ErrNoChoices = errors.New("robby: reply has no choices")
 

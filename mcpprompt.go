@@ -20,8 +20,12 @@ type MCPPromptInfo struct {
 // MCPPrompts lists the prompts of every connected MCP server that has
 // some, every page, in the servers' order.
 func (a *Agent) MCPPrompts(ctx context.Context) ([]MCPPromptInfo, error) {
+	conns, err := a.mcpConns(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []MCPPromptInfo
-	for _, c := range a.mcpConns() {
+	for _, c := range conns {
 		s, err := c.live(ctx)
 		if err != nil {
 			return out, err

@@ -260,8 +260,11 @@ func (c *mcpConn) onResourceUpdated(ctx context.Context, req *mcp.ResourceUpdate
 	}
 }
 
-// mcpConn returns the server of that name.
-func (a *Agent) mcpConn(server string) (*mcpConn, error) {
+// mcpConn returns the server of that name, for a call with ctx.
+func (a *Agent) mcpConn(ctx context.Context, server string) (*mcpConn, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	select {
 	case <-a.core.closed:
 		return nil, ErrClosed
@@ -280,7 +283,7 @@ func (a *Agent) mcpConn(server string) (*mcpConn, error) {
 // mcpSession returns the server of that name and its session, started
 // again if it died.
 func (a *Agent) mcpSession(ctx context.Context, server string) (*mcpConn, *mcp.ClientSession, error) {
-	c, err := a.mcpConn(server)
+	c, err := a.mcpConn(ctx, server)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -294,8 +297,12 @@ func (a *Agent) mcpSession(ctx context.Context, server string) (*mcpConn, *mcp.C
 // MCPResources lists the resources of every connected MCP server that has
 // some, every page, in the servers' order.
 func (a *Agent) MCPResources(ctx context.Context) ([]MCPResourceInfo, error) {
+	conns, err := a.mcpConns(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []MCPResourceInfo
-	for _, c := range a.mcpConns() {
+	for _, c := range conns {
 		c.res.mu.Lock()
 		supported := c.res.supported
 		c.res.mu.Unlock()
@@ -316,23 +323,27 @@ func (a *Agent) MCPResources(ctx context.Context) ([]MCPResourceInfo, error) {
 	return out, nil
 }
 
-// mcpConns returns the connected servers, none after Close.
-func (a *Agent) mcpConns() []*mcpConn {
+// mcpConns returns the connected servers, for a call with ctx; none
+// after Close.
+func (a *Agent) mcpConns(ctx context.Context) ([]*mcpConn, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	select {
 	case <-a.core.closed:
-		return nil
+		return nil, nil
 	default:
 	}
 	if h := a.core.tools.hub; h != nil {
-		return h.conns
+		return h.conns, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // ReadMCPResource reads the resource at uri (listed, or made from one of the
 // server's URI templates) of the named MCP server.
 func (a *Agent) ReadMCPResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	c, err := a.mcpConn(server)
+	c, err := a.mcpConn(ctx, server)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -70,8 +71,57 @@ func TestNilContextIsAnError(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNilContext, "ToolsCompletion")
 	_, err = a.ExecuteToolCalls(nilCtx, []ToolCall{{ID: "1", Name: "add", Arguments: "{}"}})
 	assert.ErrorIs(t, err, ErrNilContext, "ExecuteToolCalls")
+	_, res, err := RunTyped[struct{ A int }](nilCtx, a, "hi")
+	assert.ErrorIs(t, err, ErrNilContext, "RunTyped")
+	assert.NotNil(t, res, "RunTyped")
+	for ev, err := range StreamTyped[struct{ A int }](nilCtx, a, "hi") {
+		assert.Equal(t, EventDone, ev.Kind, "StreamTyped")
+		assert.ErrorIs(t, err, ErrNilContext, "StreamTyped")
+	}
 	assert.Empty(t, srv.Requests())
 	assert.ErrorContains(t, ErrNilContext, "nil context")
+}
+
+// TestNilContextIsAnErrorForMCP calls each MCP building block of an agent
+// with a live server with a nil context: an error, not a panic in the SDK.
+func TestNilContextIsAnErrorForMCP(t *testing.T) {
+	server := newResourceServer(1, nil)
+	server.AddPrompt(&mcp.Prompt{Name: "greet"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}, nil
+	})
+	a := newTestAgent(t, newServer(t), WithMCP(inMemory(t, "res", server)))
+	var nilCtx context.Context
+	for name, call := range map[string]func() error{
+		"MCPResources":         func() error { _, err := a.MCPResources(nilCtx); return err },
+		"ReadMCPResource":      func() error { _, err := a.ReadMCPResource(nilCtx, "res", "mem://0"); return err },
+		"AttachMCPResource":    func() error { return a.AttachMCPResource(nilCtx, "res", "mem://0") },
+		"SubscribeMCPResource": func() error { return a.SubscribeMCPResource(nilCtx, "res", "mem://0", func(string) {}) },
+		"MCPPrompts":           func() error { _, err := a.MCPPrompts(nilCtx); return err },
+		"MCPPrompt":            func() error { _, err := a.MCPPrompt(nilCtx, "res", "greet", nil); return err },
+		"CompleteMCPPrompt":    func() error { _, err := a.CompleteMCPPrompt(nilCtx, "res", "greet", "x", "", nil); return err },
+	} {
+		assert.ErrorIs(t, call(), ErrNilContext, name)
+	}
+	prompts, err := a.MCPPrompts(t.Context())
+	require.NoError(t, err)
+	assert.Len(t, prompts, 1, "the server works with a context")
+}
+
+// TestNilAgentIsAnError gives a nil *Agent to the functions that take one:
+// the typed runs fail saying so, and New refuses a tool made of it.
+func TestNilAgentIsAnError(t *testing.T) {
+	var nilAgent *Agent
+	_, res, err := RunTyped[struct{ A int }](t.Context(), nilAgent, "hi")
+	assert.ErrorContains(t, err, "nil *Agent")
+	assert.NotNil(t, res)
+	for ev, err := range StreamTyped[struct{ A int }](t.Context(), nilAgent, "hi") {
+		assert.Equal(t, EventDone, ev.Kind)
+		assert.ErrorContains(t, err, "nil *Agent")
+	}
+	for _, tool := range []Tool{nilAgent.AsTool("helper", "helps"), AgentTool[struct{ Q string }, struct{ A string }](nilAgent, "typed", "helps")} {
+		_, err := New(WithModel("m"), WithBaseURL("http://127.0.0.1:1/v1"), WithTools(tool))
+		assert.ErrorContains(t, err, fmt.Sprintf("tool %q: nil *Agent", tool.Name()))
+	}
 }
 
 // TestPortableSchemasApplyToLocalTools sends a NewTool's schema as Gemini

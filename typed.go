@@ -187,6 +187,17 @@ type TypedEvent[T any] struct {
 // values come each time it has grown by an eighth.
 func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOption) iter.Seq2[TypedEvent[T], error] {
 	return func(yield func(TypedEvent[T], error) bool) {
+		var misuse error
+		switch {
+		case a == nil:
+			misuse = errNilAgent
+		case ctx == nil:
+			misuse = ErrNilContext
+		}
+		if misuse != nil {
+			yield(TypedEvent[T]{Event: Event{Kind: EventDone, Result: new(Result)}}, misuse)
+			return
+		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stopped := false
@@ -244,6 +255,9 @@ const (
 // and its repair.
 func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (res *Result, answer any, err error) {
 	res = new(Result)
+	if a == nil {
+		return res, nil, errNilAgent
+	}
 	base, err := newRunConfig(opts)
 	if err == nil && len(base.caller) > 0 {
 		err = errors.New("robby: WithCallerTools: a typed run cannot end on calls of the caller's tools")
