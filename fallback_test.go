@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3/option"
 	"github.com/robby-go/robby/robbytest"
@@ -32,6 +33,7 @@ func TestFallback(t *testing.T) {
 		name    string
 		primary robbytest.Reply // nil Reply: the primary is a closed server
 		closed  bool
+		slow    bool // the request has a timeout, which the primary lets pass
 		larger  bool // the fallback is marked LargerContext
 		switch_ bool
 	}{
@@ -39,6 +41,8 @@ func TestFallback(t *testing.T) {
 		{name: "429", primary: robbytest.Error(429, `{"error":{"message":"rate limited"}}`), switch_: true},
 		{name: "500", primary: robbytest.Error(500, `oops`), switch_: true},
 		{name: "connection refused", closed: true, switch_: true},
+		{name: "timeout before the first byte", primary: robbytest.Handler(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }),
+			slow: true, switch_: true},
 		{name: "context length, larger fallback", primary: robbytest.Error(400, overflow), larger: true, switch_: true},
 		{name: "context length, fallback not larger", primary: robbytest.Error(400, overflow)},
 		{name: "400", primary: robbytest.Error(400, `{"error":{"message":"bad request"}}`)},
@@ -53,10 +57,14 @@ func TestFallback(t *testing.T) {
 				if tc.closed {
 					url = closedURL()
 				}
+				reqOpts := []option.RequestOption{noRetries}
+				if tc.slow {
+					reqOpts = append(reqOpts, option.WithRequestTimeout(time.Second))
+				}
 				second := newServer(t)
 				second.Reply(robbytest.Text("from the fallback"))
 				a, err := New(WithBaseURL(url), WithAPIKey("sk-primary-0123456789"), WithModel("small"),
-					WithRequestOptions(noRetries), WithFallback(Fallback{Model: "big", BaseURL: second.URL, APIKey: fallbackKey, LargerContext: tc.larger}))
+					WithRequestOptions(reqOpts...), WithFallback(Fallback{Model: "big", BaseURL: second.URL, APIKey: fallbackKey, LargerContext: tc.larger}))
 				require.NoError(t, err)
 				defer a.Close()
 
