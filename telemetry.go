@@ -77,6 +77,7 @@ const instrumentationName = "github.com/robby-go/robby"
 // nor a meter provider was given, so that the hot paths test one pointer.
 type telemetry struct {
 	tracer       trace.Tracer // nil without a tracer provider
+	provider     string       // gen_ai.provider.name of the agent's endpoint
 	content      bool         // WithTracedContent
 	secrets      secrets
 	prop         propagation.TextMapPropagator
@@ -102,7 +103,7 @@ func newTelemetry(cfg *config) (*telemetry, error) {
 	if cfg.tracerProvider == nil && cfg.meterProvider == nil {
 		return nil, nil
 	}
-	t := &telemetry{content: cfg.tracedContent, secrets: cfg.secrets, prop: propagation.TraceContext{}}
+	t := &telemetry{provider: endpointProvider(cfg), content: cfg.tracedContent, secrets: cfg.secrets, prop: propagation.TraceContext{}}
 	if cfg.tracerProvider != nil {
 		t.tracer = cfg.tracerProvider.Tracer(instrumentationName, trace.WithSchemaURL(semconv.SchemaURL))
 	}
@@ -156,7 +157,8 @@ func (t *telemetry) startRun(ctx context.Context, model string) (context.Context
 	op := &runOp{t: t}
 	if t.tracer != nil {
 		ctx, op.span = t.tracer.Start(ctx, "invoke_agent", trace.WithSpanKind(trace.SpanKindInternal),
-			trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIRequestModel(model)))
+			trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIProviderNameKey.String(t.provider),
+				semconv.GenAIRequestModel(model)))
 	}
 	return ctx, op
 }

@@ -147,7 +147,7 @@ func TestTracedRunWithLocalAndMCPTools(t *testing.T) {
 	assert.False(t, run.Parent.IsValid(), "the run is the root")
 	assert.Equal(t, trace.SpanKindInternal, run.SpanKind)
 	assert.Equal(t, map[string]any{
-		"gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": "test-model",
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "openai", "gen_ai.request.model": "test-model",
 		"gen_ai.usage.input_tokens": int64(30), "gen_ai.usage.output_tokens": int64(9),
 		"robby.turns": int64(2), "robby.outcome": "answered", "robby.models": []string{"test-model", "test-model"},
 	}, attrs(run))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -147,6 +148,21 @@ func providerName(host string) string {
 		return "azure.ai.openai"
 	}
 	return "openai"
+}
+
+// endpointProvider returns the gen_ai.provider.name of the agent's own
+// endpoint ([WithBaseURL], or OPENAI_BASE_URL), which the conventions ask
+// of a run's span; a model call's span names the provider that answered.
+func endpointProvider(cfg *config) string {
+	base := os.Getenv("OPENAI_BASE_URL")
+	if cfg.baseURL != nil {
+		base = *cfg.baseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return providerName("")
+	}
+	return providerName(u.Hostname())
 }
 
 // middleware is the openai-go middleware of a traced agent: it notes the
