@@ -5,18 +5,23 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// inferSchema infers the JSON Schema of t as jsonschema-go does, then
-// adds the values an enum tag lists to its field's schema:
+// inferSchema infers the JSON Schema of t as jsonschema-go does, a
+// time.Time a string of format date-time (RFC 3339, which its JSON
+// decoding takes: said up front, the model need not learn it from a
+// repair), then adds the values an enum tag lists to its field's schema:
 //
 //	Priority string `json:"priority" enum:"low,normal,high"`
 //
 // On a slice, array or map field the enum applies to its elements.
 func inferSchema(t reflect.Type) (*jsonschema.Schema, error) {
-	s, err := jsonschema.ForType(t, nil)
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[time.Time](): {Type: "string", Format: "date-time"},
+	}})
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,8 @@ func (t Tool) Parameters() map[string]any { return t.params }
 // arguments is inferred from In, which must be a struct (or a map): field
 // names follow their json tags, a `jsonschema:"..."` tag gives a field's
 // description, and an `enum:"low,normal,high"` tag the values it may take
-// (its elements' for a slice or map). The model's arguments are validated against the schema and
+// (its elements' for a slice or map); a time.Time is a string of format
+// date-time (RFC 3339). The model's arguments are validated against the schema and
 // decoded into In. The result is sent to the model as JSON, except a string
 // result, which is sent as it is.
 //

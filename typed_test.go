@@ -316,6 +316,10 @@ func TestRunTypedSchemasPeopleWrite(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(srv.Requests()[0].ResponseFormat, &rf))
 	assert.False(t, rf.JSONSchema.Strict)
+	// A time.Time is said to be RFC 3339 (date-time), in every mode.
+	for _, req := range srv.Requests() {
+		assert.Contains(t, string(req.Body), "date-time")
+	}
 
 	// A bad time is a repairable failure, not a zero time.
 	srv.Reply(robbytest.Answer(strings.Replace(answer, "1815-12-10T00:00:00Z", "10 December 1815", 1)))
