@@ -31,6 +31,7 @@ import (
 	"sync"
 
 	"github.com/robby-go/robby/internal/chattext"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // A Server is a fake chat-completions endpoint on a local address. It is
@@ -198,43 +199,65 @@ func Call(name, arguments string) ToolCall {
 	return ToolCall{Name: name, Arguments: arguments}
 }
 
+// wireRequest is what the server reads of a request: the messages and
+// tools as sent, for the token estimate, then decoded one by one. The rest
+// (response_format's schema, tools' parameters) is only skipped.
+type wireRequest struct {
+	Model          string            `json:"model"`
+	Stream         bool              `json:"stream"`
+	Messages       []json.RawMessage `json:"messages"`
+	Tools          []json.RawMessage `json:"tools"`
+	ResponseFormat json.RawMessage   `json:"response_format"`
+}
+
+type wireMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+		ExtraContent json.RawMessage `json:"extra_content"`
+	} `json:"tool_calls"`
+}
+
+type wireTool struct {
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// readRequest reads a chat-completions request. encoding/json judges
+// whether the body is JSON at all; segmentio/encoding decodes it, in one
+// pass, without copying the parts it only skips or measures: every test of
+// an agent goes through here, and a request carries schemas of a few
+// hundred bytes a tool and a typed answer.
 func readRequest(r *http.Request) (Request, error) {
-	var body struct {
-		Model    string `json:"model"`
-		Stream   bool   `json:"stream"`
-		Messages []struct {
-			Role       string          `json:"role"`
-			Content    json.RawMessage `json:"content"`
-			ToolCallID string          `json:"tool_call_id"`
-			ToolCalls  []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-				ExtraContent json.RawMessage `json:"extra_content"`
-			} `json:"tool_calls"`
-		} `json:"messages"`
-		Tools []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-		ResponseFormat json.RawMessage `json:"response_format"`
+	raw, err := io.ReadAll(r.Body)
+	if err == nil && !json.Valid(raw) {
+		err = json.Unmarshal(raw, new(any)) // its error says where
 	}
-	var parts struct { // the same, as sent
-		Messages []json.RawMessage `json:"messages"`
-		Tools    []json.RawMessage `json:"tools"`
+	var body wireRequest
+	if err == nil {
+		_, err = sjson.Parse(raw, &body, sjson.DontCopyRawMessage)
 	}
-	raw := new(strings.Builder)
-	dec := json.NewDecoder(teeReader{r.Body, raw})
-	if err := dec.Decode(&body); err != nil {
+	messages := make([]wireMessage, len(body.Messages))
+	for i := 0; err == nil && i < len(messages); i++ {
+		_, err = sjson.Parse(body.Messages[i], &messages[i], 0)
+	}
+	tools := make([]wireTool, len(body.Tools))
+	for i := 0; err == nil && i < len(tools); i++ {
+		_, err = sjson.Parse(body.Tools[i], &tools[i], 0)
+	}
+	if err != nil {
 		return Request{}, fmt.Errorf("robbytest: request body: %v", err)
 	}
-	_ = json.Unmarshal([]byte(raw.String()), &parts) // valid: decoded above
-	req := Request{Tokens: promptTokens(parts.Messages, parts.Tools), Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(),
-		Body: []byte(raw.String()), Model: body.Model, Stream: body.Stream, ResponseFormat: body.ResponseFormat}
-	for _, m := range body.Messages {
+	req := Request{Tokens: promptTokens(body.Messages, body.Tools), Path: r.URL.Path, RemoteAddr: r.RemoteAddr, Header: r.Header.Clone(),
+		Body: raw, Model: body.Model, Stream: body.Stream, ResponseFormat: bytes.Clone(body.ResponseFormat)}
+	for _, m := range messages {
 		msg := Message{Role: m.Role, Content: chattext.Content(m.Content), ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
 			call := ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments}
@@ -245,21 +268,10 @@ func readRequest(r *http.Request) (Request, error) {
 		}
 		req.Messages = append(req.Messages, msg)
 	}
-	for _, t := range body.Tools {
+	for _, t := range tools {
 		req.Tools = append(req.Tools, t.Function.Name)
 	}
 	return req, nil
-}
-
-type teeReader struct {
-	r interface{ Read([]byte) (int, error) }
-	w *strings.Builder
-}
-
-func (t teeReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.w.Write(p[:n])
-	return n, err
 }
 
 // serveModels answers GET /v1/models, which clients call to list or check
