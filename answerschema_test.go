@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/robbytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -87,8 +88,7 @@ func TestTypedHeadsAreCachedAndBounded(t *testing.T) {
 	assert.Equal(t, reqs[1].Body, reqs[3].Body)
 	as := answerSchemaFor(reflect.TypeFor[city]())
 	for i, stream := range []bool{false, true} {
-		rc := answerRun(runConfig{}, AnswerNative, as, answerToolName, nil)
-		p, err := overlayParams(&a.core.params, rc.params)
+		p, err := overlayParams(&a.core.params, &openai.ChatCompletionNewParams{ResponseFormat: as.responseFormat()})
 		require.NoError(t, err)
 		fresh, err := encodeHead(&p, stream)
 		require.NoError(t, err)

@@ -121,15 +121,18 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 	res = new(Result)
 	var head []byte // the agent's parameters unless the run has its own
 	var params *openai.ChatCompletionNewParams
-	if rc.params != nil {
-		p, err := overlayParams(&a.core.params, rc.params)
-		if err == nil {
-			head, err = a.core.typedHeads.get(rc.format, &p, emit != nil)
-		}
-		if err != nil {
-			return res, err
+	switch {
+	case rc.format != nil:
+		head, params, err = a.core.typedHeads.get(rc.format, &a.core.params, emit != nil)
+	case rc.params != nil:
+		var p openai.ChatCompletionNewParams
+		if p, err = overlayParams(&a.core.params, rc.params); err == nil {
+			head, err = encodeHead(&p, emit != nil)
 		}
 		params = &p
+	}
+	if err != nil {
+		return res, err
 	}
 	caller, err := rc.callerTools(a.core.tools.get(ctx))
 	if err != nil {

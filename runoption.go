@@ -24,7 +24,7 @@ type runConfig struct {
 	system  []json.RawMessage // system messages for this run only
 	journal *journal          // the stored conversation, if any: conversation.go
 	typed   *typedConfig      // for RunTyped and StreamTyped only
-	format  *answerSchema     // the schema params' response_format alone carries, if so
+	format  *answerSchema     // a typed run's schema, whose response_format goes with the agent's parameters
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],
@@ -232,9 +232,9 @@ func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompl
 	return p, nil
 }
 
-// onlyFormat reports whether p sets response_format and nothing else, as
-// a typed run's parameters do: those are laid over the agent's without the
-// trip through JSON, which would encode the schema five times.
+// onlyFormat reports whether p sets response_format and nothing else:
+// those are laid over the agent's without the trip through JSON, which
+// would encode the schema five times.
 func onlyFormat(p *openai.ChatCompletionNewParams) bool {
 	q := *p
 	q.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{}

@@ -362,21 +362,13 @@ func answerRun(base runConfig, mode AnswerMode, as *answerSchema, tool string, r
 	rc.typed, rc.results = nil, results
 	switch mode {
 	case AnswerNative:
-		schema, strict := as.strict, true
-		if schema == nil {
-			schema, strict = as.raw, false
-		}
-		var params openai.ChatCompletionNewParams
-		if base.params != nil {
-			params = *base.params
-		}
-		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: schema, Strict: openai.Bool(strict)},
-		}}
-		rc.params = &params
 		if base.params == nil {
-			rc.format = as
+			rc.format = as // the agent's parameters and as's response_format, kept: typedhead.go
+			break
 		}
+		params := *base.params
+		params.ResponseFormat = as.responseFormat()
+		rc.params = &params
 	case AnswerTool:
 		rc.caller = []openai.FunctionDefinitionParam{{
 			Name:        tool,
@@ -387,6 +379,18 @@ func answerRun(base runConfig, mode AnswerMode, as *answerSchema, tool string, r
 		rc.system = append(slices.Clip(rc.system), systemJSON("Answer with a single JSON object that fits this JSON Schema, and nothing else:\n"+string(as.raw)))
 	}
 	return rc
+}
+
+// responseFormat is the response_format that asks for an answer of this
+// schema: strict where the schema has a strict form.
+func (as *answerSchema) responseFormat() openai.ChatCompletionNewParamsResponseFormatUnion {
+	schema, strict := as.strict, true
+	if schema == nil {
+		schema, strict = as.raw, false
+	}
+	return openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: schema, Strict: openai.Bool(strict)},
+	}}
 }
 
 // fallback returns the mode to try when the endpoint refused mode.

@@ -10,13 +10,19 @@ import (
 // call, so a program giving schemas that way would grow it without end.
 const maxTypedHeads = 64
 
-// typedHeads caches the head of a typed run's request in native mode, the
-// agent's parameters with the response_format of an answer schema, per
-// schema and streaming: encoding the schema anew costs each answer more
-// than the rest of its parameters. Safe for concurrent use.
+// typedHeads caches the parameters of a typed run's request in native
+// mode, the agent's with the response_format of an answer schema, and
+// their head, per schema and streaming: laying the schema over the
+// agent's parameters (1.2 KB) and encoding it anew cost each answer more
+// than the rest of its request. Safe for concurrent use.
 type typedHeads struct {
 	mu    sync.Mutex
-	heads map[typedHeadKey][]byte
+	heads map[typedHeadKey]typedHead
+}
+
+type typedHead struct {
+	head   []byte
+	params *openai.ChatCompletionNewParams
 }
 
 type typedHeadKey struct {
@@ -24,31 +30,30 @@ type typedHeadKey struct {
 	stream bool
 }
 
-// get returns the head of p, the agent's parameters with the
-// response_format of as; as nil (a run with parameters of its own) is not
-// cached. Heads are shared: request bodies copy them.
-func (t *typedHeads) get(as *answerSchema, p *openai.ChatCompletionNewParams, stream bool) ([]byte, error) {
-	if as == nil {
-		return encodeHead(p, stream)
-	}
+// get returns the agent's parameters base with the response_format of
+// as, and their head. Both are shared: request bodies copy the head, and
+// nothing writes to the parameters.
+func (t *typedHeads) get(as *answerSchema, base *openai.ChatCompletionNewParams, stream bool) ([]byte, *openai.ChatCompletionNewParams, error) {
 	key := typedHeadKey{as, stream}
 	t.mu.Lock()
-	head, ok := t.heads[key]
+	h, ok := t.heads[key]
 	t.mu.Unlock()
 	if ok {
-		return head, nil
+		return h.head, h.params, nil
 	}
-	head, err := encodeHead(p, stream)
+	p := *base
+	p.ResponseFormat = as.responseFormat()
+	head, err := encodeHead(&p, stream)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.heads == nil {
-		t.heads = make(map[typedHeadKey][]byte)
+		t.heads = make(map[typedHeadKey]typedHead)
 	}
 	if len(t.heads) < maxTypedHeads {
-		t.heads[key] = head
+		t.heads[key] = typedHead{head, &p}
 	}
-	return head, nil
+	return head, &p, nil
 }
