@@ -180,8 +180,9 @@ func (as *answerSchema) check(raw []byte, out any) []string {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return []string{"not valid JSON: " + err.Error()}
 	}
-	c := checker{}
-	v = c.value(as.schema, v, "")
+	var at [8]step // deep enough for most answers: one allocation
+	c := checker{at: at[:0]}
+	v = c.value(as.schema, v)
 	if c.nullsDropped {
 		raw, _ = json.Marshal(v)
 	}
@@ -235,24 +236,50 @@ func decodeOnly(raw []byte, out any) error {
 type checker struct {
 	failures     []string
 	nullsDropped bool
+	at           []step // where the value being checked is
 }
 
-func (c *checker) fail(path, format string, args ...any) {
-	if path == "" {
-		path = "/"
+// A step is a property's name or, if index is not -1, an item's index:
+// the path to a value is written out only when a failure names it, as a
+// JSON Pointer (most answers have none).
+type step struct {
+	key   string
+	index int
+}
+
+func (c *checker) fail(format string, args ...any) {
+	var path strings.Builder
+	for _, s := range c.at {
+		path.WriteByte('/')
+		if s.index >= 0 {
+			path.WriteString(strconv.Itoa(s.index))
+		} else {
+			path.WriteString(escapePointer(s.key))
+		}
 	}
-	c.failures = append(c.failures, path+": "+fmt.Sprintf(format, args...))
+	if path.Len() == 0 {
+		path.WriteByte('/')
+	}
+	c.failures = append(c.failures, path.String()+": "+fmt.Sprintf(format, args...))
 }
 
-// value checks v at path and returns it with the optional properties set
+// in checks v against s one step further into the answer.
+func (c *checker) in(to step, s *jsonschema.Schema, v any) any {
+	c.at = append(c.at, to)
+	v = c.value(s, v)
+	c.at = c.at[:len(c.at)-1]
+	return v
+}
+
+// value checks v and returns it with the optional properties set
 // to null left out, as models write "no value": the schema would refuse
 // null, and the decoder would keep it as a zero value anyway.
-func (c *checker) value(s *jsonschema.Schema, v any, path string) any {
+func (c *checker) value(s *jsonschema.Schema, v any) any {
 	if s == nil {
 		return v
 	}
 	if isFalse(s) {
-		c.fail(path, "no value is allowed here")
+		c.fail("no value is allowed here")
 		return v
 	}
 	types := s.Types
@@ -260,50 +287,56 @@ func (c *checker) value(s *jsonschema.Schema, v any, path string) any {
 		types = []string{s.Type}
 	}
 	if len(types) > 0 && !slices.ContainsFunc(types, func(t string) bool { return hasType(v, t) }) {
-		c.fail(path, "expected %s, got %s", strings.Join(types, " or "), jsonType(v))
+		c.fail("expected %s, got %s", strings.Join(types, " or "), jsonType(v))
 		return v
 	}
 	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return reflect.DeepEqual(e, v) }) {
-		c.fail(path, "must be one of %s, got %s", jsonText(s.Enum), jsonText(v))
+		c.fail("must be one of %s, got %s", jsonText(s.Enum), jsonText(v))
 	}
 	if s.Const != nil && !reflect.DeepEqual(*s.Const, v) {
-		c.fail(path, "must be %s, got %s", jsonText(*s.Const), jsonText(v))
+		c.fail("must be %s, got %s", jsonText(*s.Const), jsonText(v))
 	}
 	switch v := v.(type) {
 	case float64:
 		if s.Minimum != nil && v < *s.Minimum {
-			c.fail(path, "must be at least %v, got %v", *s.Minimum, v)
+			c.fail("must be at least %v, got %v", *s.Minimum, v)
 		}
 		if s.Maximum != nil && v > *s.Maximum {
-			c.fail(path, "must be at most %v, got %v", *s.Maximum, v)
+			c.fail("must be at most %v, got %v", *s.Maximum, v)
 		}
 	case []any:
 		if s.MinItems != nil && len(v) < *s.MinItems {
-			c.fail(path, "must have at least %d items, got %d", *s.MinItems, len(v))
+			c.fail("must have at least %d items, got %d", *s.MinItems, len(v))
 		}
 		if s.MaxItems != nil && len(v) > *s.MaxItems {
-			c.fail(path, "must have at most %d items, got %d", *s.MaxItems, len(v))
+			c.fail("must have at most %d items, got %d", *s.MaxItems, len(v))
 		}
 		for i, e := range v {
-			v[i] = c.value(s.Items, e, path+"/"+strconv.Itoa(i))
+			v[i] = c.in(step{index: i}, s.Items, e)
 		}
 	case map[string]any:
-		c.object(s, v, path)
+		c.object(s, v)
 	}
 	if alts := append(slices.Clip(s.AnyOf), s.OneOf...); len(alts) > 0 {
 		if !slices.ContainsFunc(alts, func(alt *jsonschema.Schema) bool {
 			var sub checker
-			sub.value(alt, v, path)
+			sub.value(alt, v)
 			return len(sub.failures) == 0
 		}) {
-			c.fail(path, "matches none of the allowed forms")
+			c.fail("matches none of the allowed forms")
 		}
 	}
 	return v
 }
 
-func (c *checker) object(s *jsonschema.Schema, v map[string]any, path string) {
-	for _, k := range slices.Sorted(maps.Keys(v)) {
+func (c *checker) object(s *jsonschema.Schema, v map[string]any) {
+	var buf [16]string // the keys of most objects, without an allocation
+	keys := buf[:0]
+	for k := range v {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // failures in the same order every time
+	for _, k := range keys {
 		p, known := s.Properties[k]
 		if v[k] == nil && known && !acceptsNull(p) && !slices.Contains(s.Required, k) {
 			delete(v, k)
@@ -312,16 +345,16 @@ func (c *checker) object(s *jsonschema.Schema, v map[string]any, path string) {
 		}
 		switch {
 		case known:
-			v[k] = c.value(p, v[k], path+"/"+escapePointer(k))
+			v[k] = c.in(step{key: k, index: -1}, p, v[k])
 		case isFalse(s.AdditionalProperties):
-			c.fail(path, "unknown field %q; the fields are: %s", k, strings.Join(propertyNames(s), ", "))
+			c.fail("unknown field %q; the fields are: %s", k, strings.Join(propertyNames(s), ", "))
 		default:
-			v[k] = c.value(s.AdditionalProperties, v[k], path+"/"+escapePointer(k))
+			v[k] = c.in(step{key: k, index: -1}, s.AdditionalProperties, v[k])
 		}
 	}
 	for _, k := range s.Required {
 		if _, ok := v[k]; !ok {
-			c.fail(path, "missing required field %q", k)
+			c.fail("missing required field %q", k)
 		}
 	}
 }

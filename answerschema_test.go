@@ -106,3 +106,29 @@ func TestTypedHeadsAreCachedAndBounded(t *testing.T) {
 	defer a.core.typedHeads.mu.Unlock()
 	assert.Len(t, a.core.typedHeads.heads, maxTypedHeads)
 }
+
+// TestCheckFailurePaths: each failure names where it is as a JSON Pointer,
+// items by index and keys escaped (~0, ~1), however deep; the checker
+// writes it only for a failure, and every failure is listed in key order.
+func TestCheckFailurePaths(t *testing.T) {
+	as := answerSchemaFrom(map[string]any{
+		"type": "object", "required": []any{"a/b~"}, "additionalProperties": false,
+		"properties": map[string]any{"a/b~": map[string]any{"type": "array", "items": map[string]any{
+			"type": "object", "required": []any{"n"},
+			"properties":           map[string]any{"n": map[string]any{"type": "integer", "minimum": 0}},
+			"additionalProperties": map[string]any{"type": "array", "items": map[string]any{"enum": []any{"x"}}},
+		}}},
+	})
+	require.NoError(t, as.err)
+	var out map[string]any
+	failures := as.check([]byte(`{"a/b~": [{"n": 1}, {"n": -1, "more": ["x", "y"]}, {"z": [1]}, {"n": "1"}], "c": null}`), &out)
+	assert.Equal(t, []string{
+		`/a~1b~0/1/more/1: must be one of ["x"], got "y"`,
+		`/a~1b~0/1/n: must be at least 0, got -1`,
+		`/a~1b~0/2/z/0: must be one of ["x"], got 1`,
+		`/a~1b~0/2: missing required field "n"`,
+		`/a~1b~0/3/n: expected integer, got string`,
+		`/: unknown field "c"; the fields are: a/b~`,
+	}, failures)
+	assert.Nil(t, out)
+}
