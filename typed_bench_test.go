@@ -3,7 +3,11 @@
 package robby_test
 
 import (
+	"bufio"
 	"context"
+	"os"
+	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,27 +33,59 @@ const benchCityJSON = `{"name": "Paris", "country": "France", "population": 2102
 // the process's CPU time per run (client and server: getrusage), which a
 // loaded machine's waiting does not inflate.
 func BenchmarkTypedRun(b *testing.B) {
+	benchTypedRun(b, func(b *testing.B, model string) string {
+		srv := robbytest.NewServer()
+		b.Cleanup(srv.Close)
+		srv.Fallback(robby.TypedBenchModel(model, benchCityJSON))
+		return srv.URL
+	})
+}
+
+// BenchmarkTypedRunClient is BenchmarkTypedRun with the server in a
+// process of its own (this test binary run again), so that cpu-ns/op
+// counts the client's CPU alone: what robby itself spends, without the
+// fake provider's share of reading the larger request.
+func BenchmarkTypedRunClient(b *testing.B) {
+	benchTypedRun(b, func(b *testing.B, model string) string {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "ROBBY_TEST_CHAT_SERVER="+model, "ROBBY_TEST_CHAT_ANSWER="+benchCityJSON,
+			"GORACE=atexit_sleep_ms=0")
+		cmd.Stderr = os.Stderr
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			in.Close() // the server's cue to stop
+			cmd.Wait()
+		})
+		url, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil {
+			b.Fatal("the server process printed no URL:", err)
+		}
+		return strings.TrimSpace(url)
+	})
+}
+
+// benchTypedRun runs the text and typed runs against the server of each
+// model that serve starts, returning its URL.
+func benchTypedRun(b *testing.B, serve func(b *testing.B, model string) string) {
 	add := robby.NewTool("add", "Adds two numbers", func(_ context.Context, in struct {
 		A int `json:"a"`
 		B int `json:"b"`
 	}) (int, error) {
 		return in.A + in.B, nil
 	})
-	model := map[string]robbytest.Reply{
-		"answer": robbytest.Text(benchCityJSON),
-		"tool": robbytest.Func(func(req robbytest.Request) robbytest.Reply {
-			if req.Messages[len(req.Messages)-1].Role == "tool" {
-				return robbytest.Text(benchCityJSON)
-			}
-			return robbytest.ToolCalls(robbytest.Call("add", `{"a":2000000,"b":102650}`))
-		}),
-	}
 	ctx := context.Background()
 	for _, name := range []string{"answer", "tool"} {
-		srv := robbytest.NewServer()
-		b.Cleanup(srv.Close)
-		srv.Fallback(model[name])
-		a := newRun3Agent(b, srv.URL, []robby.Tool{add})
+		a := newRun3Agent(b, serve(b, name), []robby.Tool{add})
 		b.Cleanup(func() { a.Close() })
 		b.Run(name+"/text", func(b *testing.B) {
 			defer cpuPerOp(b)()
