@@ -32,6 +32,9 @@ type Agent struct {
 	mu    sync.Mutex
 	conv  messages // append-only between resets
 	usage Usage    // of the model calls on conv since New, Clone or Reset
+	// unsaved is the part of usage not yet stored with a message of the
+	// conversation a run is bound to (WithConversation).
+	unsaved Usage
 
 	compact compactState // used by the operation holding busy
 }

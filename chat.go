@@ -50,6 +50,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 	if err == nil {
 		a.mu.Lock()
 		a.usage.add(r.usage)
+		a.unsaved.add(r.usage)
 		a.mu.Unlock()
 		m.spend(r.usage)
 	}

@@ -20,7 +20,10 @@ import (
 // with its tool calls before the tools run, each tool result as soon as
 // its tool returns, the answer; and the error that ends a run, as an error
 // record the model never sees. The conversation is created, titled with
-// the prompt, if the user has none with that ID.
+// the prompt, if the user has none with that ID. Each message is stored
+// with the usage of the model calls made since the one before it
+// ([Message.Usage]), and [Agent.Usage] starts from the conversation's
+// total: it is the conversation's, whatever processes wrote it.
 //
 // A run bound to a conversation that a crash interrupted first finishes
 // what was left: each call of the agent's own tools without a result is
@@ -70,7 +73,8 @@ const maxTitle = 80
 type journal struct {
 	store    Store
 	user, id string
-	count    int64 // messages stored
+	agent    *Agent // whose unsaved usage each save stores, once loaded
+	count    int64  // messages stored
 	loaded   bool
 	err      error // the first failed save; later saves do nothing
 }
@@ -104,8 +108,9 @@ func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runCo
 	}
 	a.mu.Lock()
 	a.conv = conv
+	a.usage, a.unsaved = c.Usage, Usage{}
 	a.mu.Unlock()
-	j.count, j.loaded = c.Messages, true
+	j.count, j.loaded, j.agent = c.Messages, true, a
 	return j.finishInterrupted(ctx, a, rc)
 }
 
@@ -178,11 +183,30 @@ func (j *journal) save(ctx context.Context, ms messages) error {
 	// A run stopped midway still keeps what it did.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	if err := j.store.Append(ctx, j.user, j.id, j.count, stored...); err != nil {
+	if err := j.append(ctx, stored); err != nil {
 		j.err = fmt.Errorf("robby: saving to conversation %q: %w", j.id, err)
 		return j.err
 	}
-	j.count += int64(len(stored))
+	return nil
+}
+
+// append stores msgs, the last with the usage of the calls made since the
+// last save: with the message the calls wrote, in the same write, so that
+// the stored usage counts exactly the calls of the stored messages.
+func (j *journal) append(ctx context.Context, msgs []Message) error {
+	a := j.agent
+	a.mu.Lock()
+	u := a.unsaved
+	a.unsaved = Usage{}
+	a.mu.Unlock()
+	msgs[len(msgs)-1].Usage = u
+	if err := j.store.Append(ctx, j.user, j.id, j.count, msgs...); err != nil {
+		a.mu.Lock()
+		a.unsaved.add(u)
+		a.mu.Unlock()
+		return err
+	}
+	j.count += int64(len(msgs))
 	return nil
 }
 
@@ -212,9 +236,7 @@ func (j *journal) fail(ctx context.Context, runErr error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	if err := j.store.Append(ctx, j.user, j.id, j.count, Message{Error: runErr.Error()}); err == nil {
-		j.count++
-	}
+	j.append(ctx, []Message{{Error: runErr.Error()}})
 }
 
 // failed returns the error of the first save that failed.

@@ -92,13 +92,16 @@ func (a *Agent) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.conv = a.core.initial.clone()
-	a.usage = Usage{}
+	a.usage, a.unsaved = Usage{}, Usage{}
 }
 
-// Usage returns the tokens of every model call made for the conversation
-// since [New], [Agent.Clone] or [Agent.Reset]: the turns of every run, the
-// building blocks' calls, and the summaries of [WithCompaction]. A clone
-// starts from zero.
+// Usage returns the tokens and cost of every model call made for the
+// conversation since [New], [Agent.Clone] or [Agent.Reset]: the turns of
+// every run, the building blocks' calls, and the summaries of
+// [WithCompaction]. A clone starts from zero. After a run bound to a
+// stored conversation ([WithConversation]) it is that conversation's
+// usage: [Conversation.Usage] as the run loaded it, from every process
+// that wrote it, and the calls of the run since.
 func (a *Agent) Usage() Usage {
 	a.mu.Lock()
 	defer a.mu.Unlock()

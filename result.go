@@ -58,11 +58,16 @@ type Usage struct {
 	Cost float64
 }
 
-func (u *Usage) add(v Usage) {
+// Add returns u and v summed, field by field: the usage of the calls of
+// both.
+func (u Usage) Add(v Usage) Usage {
 	u.PromptTokens += v.PromptTokens
 	u.CompletionTokens += v.CompletionTokens
 	u.TotalTokens += v.TotalTokens
 	u.CachedPromptTokens += v.CachedPromptTokens
 	u.ReasoningTokens += v.ReasoningTokens
 	u.Cost += v.Cost
+	return u
 }
+
+func (u *Usage) add(v Usage) { *u = u.Add(v) }

@@ -18,6 +18,13 @@ import (
 // numbered from 1 in their conversation, in the order they were appended,
 // and never change once stored.
 //
+// Each message keeps the usage of the model calls that wrote it
+// ([Message.Usage]), and each conversation the sum of its messages'
+// ([Conversation.Usage]), kept with them in the same write: an
+// implementation keeps the usage of every message, adds it to the
+// conversation's total in [Store.Append]'s write, and gives a fork the
+// total of the messages it holds.
+//
 // A Store is safe for concurrent use, including by several processes
 // sharing the same database: writes to one conversation are ordered by
 // [Store.Append]'s expected count.
@@ -32,8 +39,9 @@ type Store interface {
 	Load(ctx context.Context, user, id string) (Conversation, []Message, error)
 
 	// Append stores msgs at the end of a conversation that holds after
-	// messages, as one atomic write: all of them or none. Their Seq and
-	// Created are set by the store. When the conversation holds another
+	// messages, as one atomic write: all of them or none, their
+	// [Message.Usage] added to the conversation's. Their Seq and Created
+	// are set by the store. When the conversation holds another
 	// number of messages (someone else appended meanwhile, or a write
 	// thought lost had landed), nothing is stored and the error wraps
 	// [ErrConflict]; reload and decide.
@@ -51,7 +59,8 @@ type Store interface {
 	SetMetadata(ctx context.Context, user, id string, md map[string]string) error
 
 	// Fork stores a new conversation of the same user, title and metadata
-	// holding the first n messages of conversation id, and returns it.
+	// holding the first n messages of conversation id, and returns it,
+	// its usage that of those n messages.
 	// The original is left as it is, and each goes on alone. Robby's stores
 	// share those messages rather than copy them, so a fork costs the
 	// same however long the history, and a chain of forks, each adding a
@@ -80,6 +89,10 @@ type Conversation struct {
 	Metadata map[string]string
 	// Messages counts the messages stored.
 	Messages int64
+	// Usage sums the [Message.Usage] of the messages stored: what the
+	// model calls that wrote the conversation used and cost. [Store.Create]
+	// starts it at zero.
+	Usage Usage
 	// Created and Updated are when the conversation was created and last
 	// changed (a message appended, the title or metadata set), with
 	// microsecond precision.
@@ -96,6 +109,14 @@ type Message struct {
 	// Error, for a message without Chat, is the error that ended a run,
 	// kept in the history for people to read. The model never sees it.
 	Error string
+	// Usage is what the model calls made since the message before it was
+	// stored used and cost: for an assistant message, its turn's call and
+	// the summaries compaction wrote before it; zero for most others.
+	// The store keeps it as given and adds it to [Conversation.Usage] in
+	// the same write, so that a conversation's usage always counts
+	// exactly the messages it holds. The calls of agents that its tools
+	// ran ([Agent.AsTool]) are not in it, as in [Agent.Usage].
+	Usage Usage
 	// Created is when the message was stored.
 	Created time.Time
 }

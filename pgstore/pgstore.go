@@ -62,14 +62,15 @@ func wrap(err error) error {
 	return fmt.Errorf("pgstore: %w", err)
 }
 
-const conversationColumns = `id, user_id, title, metadata, messages, created, updated`
+const conversationColumns = `id, user_id, title, metadata, messages, created, updated, ` + convstore.UsageColumns
 
 // scanConversation reads conversationColumns, then the extra columns
 // asked for.
 func scanConversation(row pgx.Row, extra ...any) (robby.Conversation, error) {
 	var c robby.Conversation
 	var md string
-	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &c.Created, &c.Updated}, extra...)...)
+	dest := append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &c.Created, &c.Updated}, convstore.UsageDest(&c.Usage)...)
+	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return c, err
 	}
@@ -89,7 +90,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 	if c.ID == "" {
 		c.ID = convstore.NewID()
 	}
-	c.Messages = 0
+	c.Messages, c.Usage = 0, robby.Usage{}
 	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
@@ -109,13 +110,30 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 // insertConversation stores c, writing to segment seg.
 func insertConversation(ctx context.Context, q querier, c robby.Conversation, seg int64) error {
 	tag, err := q.Exec(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-		c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated, seg)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
+		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated},
+			convstore.UsageArgs(c.Usage)...), seg)...)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
 	}
 	return err
 }
+
+// chain is the segments that hold messages 1 to hi of a conversation,
+// from segment seg (the query's arguments: seg, hi) up: each holds the
+// messages after lo up to hi. Each step up is a lookup (see holder).
+const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
+	SELECT id, parent, base, $2::bigint FROM robby_store_segments WHERE id = $1
+	UNION ALL
+	SELECT s.id, s.parent, s.base, chain.lo FROM chain, LATERAL (
+		SELECT id, parent, base FROM robby_store_segments WHERE id = chain.parent LIMIT 1
+	) s
+) `
+
+// sumUsage sums convstore.UsageColumns of messages m.
+const sumUsage = `coalesce(sum(m.prompt_tokens), 0)::bigint, coalesce(sum(m.completion_tokens), 0)::bigint,
+	coalesce(sum(m.total_tokens), 0)::bigint, coalesce(sum(m.cached_prompt_tokens), 0)::bigint,
+	coalesce(sum(m.reasoning_tokens), 0)::bigint, coalesce(sum(m.cost), 0)`
 
 // getConversation returns a conversation and the segment it writes to;
 // lock is empty or a locking clause ("FOR SHARE").
@@ -143,15 +161,8 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		if c, seg, err = getConversation(ctx, tx, user, id, ""); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
-				SELECT id, parent, base, $2::bigint FROM robby_store_segments WHERE id = $1
-				UNION ALL
-				SELECT s.id, s.parent, s.base, chain.lo FROM chain, LATERAL (
-					SELECT id, parent, base FROM robby_store_segments WHERE id = chain.parent LIMIT 1
-				) s
-			)
-			SELECT m.seq, m.chat, m.error, m.created FROM chain, LATERAL (
-				SELECT seq, chat, error, created FROM robby_store_messages
+		rows, err := tx.Query(ctx, chain+`SELECT m.* FROM chain, LATERAL (
+				SELECT seq, chat, error, created, `+convstore.UsageColumns+` FROM robby_store_messages
 				WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
 			) m
 			ORDER BY m.seq`, seg, c.Messages)
@@ -161,7 +172,8 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		msgs = make([]robby.Message, 0, c.Messages)
 		var m robby.Message
 		var errText *string
-		_, err = pgx.ForEachRow(rows, []any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Created}, func() error {
+		dest := append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Created}, convstore.UsageDest(&m.Usage)...)
+		_, err = pgx.ForEachRow(rows, dest, func() error {
 			if errText != nil {
 				m.Error = *errText
 			}
@@ -185,6 +197,11 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		return wrap(err)
 	}
 	chats, errs := make([]*string, len(msgs)), make([]*string, len(msgs))
+	var tokens [5][]int64 // each of convstore.UsageColumns but cost, by message
+	for j := range tokens {
+		tokens[j] = make([]int64, 0, len(msgs))
+	}
+	costs := make([]float64, len(msgs))
 	for i, m := range msgs {
 		if m.Chat != nil {
 			chat := string(m.Chat)
@@ -192,15 +209,26 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		} else {
 			errs[i] = &msgs[i].Error
 		}
+		u := m.Usage
+		for j, n := range [5]int64{u.PromptTokens, u.CompletionTokens, u.TotalTokens, u.CachedPromptTokens, u.ReasoningTokens} {
+			tokens[j] = append(tokens[j], n)
+		}
+		costs[i] = u.Cost
 	}
+	args := append([]any{user, id, after, len(msgs), convstore.Now(), chats, errs},
+		tokens[0], tokens[1], tokens[2], tokens[3], tokens[4], costs)
 	tag, err := s.pool.Exec(ctx, `WITH c AS (
-			UPDATE robby_store_conversations SET messages = messages + $4, updated = $5
+			UPDATE robby_store_conversations SET messages = messages + $4, updated = $5,
+				prompt_tokens = prompt_tokens + $14, completion_tokens = completion_tokens + $15,
+				total_tokens = total_tokens + $16, cached_prompt_tokens = cached_prompt_tokens + $17,
+				reasoning_tokens = reasoning_tokens + $18, cost = cost + $19
 			WHERE user_id = $1 AND id = $2 AND messages = $3 RETURNING segment
 		)
-		INSERT INTO robby_store_messages (segment, seq, chat, error, created)
-		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, $5
-		FROM c, unnest($6::text[], $7::text[]) WITH ORDINALITY AS m(chat, error, ord)`,
-		user, id, after, len(msgs), convstore.Now(), chats, errs)
+		INSERT INTO robby_store_messages (segment, seq, chat, error, created, `+convstore.UsageColumns+`)
+		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, $5, m.p, m.c, m.t, m.cp, m.r, m.cost
+		FROM c, unnest($6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
+			$13::float8[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, ord)`,
+		append(args, convstore.UsageArgs(convstore.SumUsage(msgs))...)...)
 	if err != nil {
 		return wrap(err)
 	}
@@ -278,6 +306,15 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 		parent, err := holder(ctx, tx, seg, n)
 		if err != nil {
 			return err
+		}
+		if n < src.Messages {
+			err := tx.QueryRow(ctx, chain+`SELECT `+sumUsage+` FROM chain, LATERAL (
+					SELECT `+convstore.UsageColumns+` FROM robby_store_messages
+					WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
+				) m`, parent, n).Scan(convstore.UsageDest(&fork.Usage)...)
+			if err != nil {
+				return err
+			}
 		}
 		forkSeg, err := newSegment(ctx, tx, user, parent, n)
 		if err != nil {

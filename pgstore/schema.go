@@ -17,7 +17,8 @@ import (
 // segments that continue it. A segment no longer kept goes, with its
 // messages, and releases its parent. Only the messages' segment is a
 // foreign key: the others would cost an index each for checks that refs
-// already make. Version 3 adds the conversations' metadata.
+// already make. Version 3 adds the conversations' metadata; version 4 the
+// usage of each message's model calls, and the conversations' totals.
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  text NOT NULL,
@@ -60,7 +61,21 @@ ALTER TABLE robby_store_messages
 	ALTER COLUMN segment SET NOT NULL,
 	ADD PRIMARY KEY (segment, seq),
 	ADD FOREIGN KEY (segment) REFERENCES robby_store_segments ON DELETE CASCADE;`, `
-ALTER TABLE robby_store_conversations ADD COLUMN metadata text NOT NULL DEFAULT '{}'; -- a JSON object of strings`}
+ALTER TABLE robby_store_conversations ADD COLUMN metadata text NOT NULL DEFAULT '{}'; -- a JSON object of strings`,
+	usageColumns("robby_store_conversations") + usageColumns("robby_store_messages")}
+
+// usageColumns returns the statement adding convstore.UsageColumns to a
+// table.
+func usageColumns(table string) string {
+	return `
+ALTER TABLE ` + table + `
+	ADD COLUMN prompt_tokens bigint NOT NULL DEFAULT 0,
+	ADD COLUMN completion_tokens bigint NOT NULL DEFAULT 0,
+	ADD COLUMN total_tokens bigint NOT NULL DEFAULT 0,
+	ADD COLUMN cached_prompt_tokens bigint NOT NULL DEFAULT 0,
+	ADD COLUMN reasoning_tokens bigint NOT NULL DEFAULT 0,
+	ADD COLUMN cost double precision NOT NULL DEFAULT 0;`
+}
 
 // migrationLock is the advisory lock key of schema changes: "robbystr".
 const migrationLock = 0x726f626279737472

@@ -15,7 +15,8 @@ import (
 // counts what keeps a segment: its conversation, until deleted, and the
 // segments that continue it. A segment no longer kept goes, with its
 // messages, and releases its parent. Version 3 adds the conversations'
-// metadata.
+// metadata; version 4 the usage of each message's model calls, and the
+// conversations' totals.
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  TEXT NOT NULL,
@@ -60,7 +61,20 @@ INSERT INTO robby_store_segment_messages (segment, seq, chat, error, created)
 	FROM robby_store_messages m JOIN robby_store_conversations c ON c.user_id = m.user_id AND c.id = m.conversation_id;
 DROP TABLE robby_store_messages;
 ALTER TABLE robby_store_segment_messages RENAME TO robby_store_messages;`, `
-ALTER TABLE robby_store_conversations ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'; -- a JSON object of strings`}
+ALTER TABLE robby_store_conversations ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'; -- a JSON object of strings`,
+	usageColumns("robby_store_conversations") + usageColumns("robby_store_messages")}
+
+// usageColumns returns the statements adding convstore.UsageColumns to a
+// table.
+func usageColumns(table string) string {
+	return `
+ALTER TABLE ` + table + ` ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ` + table + ` ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ` + table + ` ADD COLUMN total_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ` + table + ` ADD COLUMN cached_prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ` + table + ` ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE ` + table + ` ADD COLUMN cost REAL NOT NULL DEFAULT 0;`
+}
 
 // migrate creates the tables or brings them to the current version.
 func (s *Store) migrate(ctx context.Context) error {

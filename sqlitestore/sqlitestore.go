@@ -129,7 +129,7 @@ func wrap(err error) error {
 	return fmt.Errorf("sqlitestore: %w", err)
 }
 
-const conversationColumns = `id, user_id, title, metadata, messages, created, updated`
+const conversationColumns = `id, user_id, title, metadata, messages, created, updated, ` + convstore.UsageColumns
 
 // scanConversation reads conversationColumns, then the extra columns
 // asked for.
@@ -137,7 +137,8 @@ func scanConversation(row interface{ Scan(...any) error }, extra ...any) (robby.
 	var c robby.Conversation
 	var md string
 	var created, updated int64
-	err := row.Scan(append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &created, &updated}, extra...)...)
+	dest := append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &created, &updated}, convstore.UsageDest(&c.Usage)...)
+	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return c, err
 	}
@@ -151,7 +152,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 	if c.ID == "" {
 		c.ID = convstore.NewID()
 	}
-	c.Messages = 0
+	c.Messages, c.Usage = 0, robby.Usage{}
 	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
@@ -171,8 +172,9 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 // insertConversation stores c, writing to segment seg.
 func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, seg int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro(), seg)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro()},
+			convstore.UsageArgs(c.Usage)...), seg)...)
 	if err != nil {
 		return err
 	}
@@ -199,13 +201,8 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 	if err != nil {
 		return robby.Conversation{}, nil, wrap(err)
 	}
-	rows, err := tx.QueryContext(ctx, `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
-			SELECT id, parent, base, ? FROM robby_store_segments WHERE id = ?
-			UNION ALL
-			SELECT s.id, s.parent, s.base, chain.lo FROM chain JOIN robby_store_segments s ON s.id = chain.parent
-		)
-		SELECT m.seq, m.chat, m.error, m.created FROM chain JOIN robby_store_messages m
-			ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi
+	rows, err := tx.QueryContext(ctx, chain+`SELECT m.seq, m.chat, m.error, m.created, `+messageUsage+`
+		FROM chain JOIN robby_store_messages m ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi
 		ORDER BY m.seq`, c.Messages, seg)
 	if err != nil {
 		return robby.Conversation{}, nil, wrap(err)
@@ -216,7 +213,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		var m robby.Message
 		var errText sql.NullString
 		var created int64
-		if err := rows.Scan(&m.Seq, (*[]byte)(&m.Chat), &errText, &created); err != nil {
+		if err := rows.Scan(append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &created}, convstore.UsageDest(&m.Usage)...)...); err != nil {
 			return robby.Conversation{}, nil, wrap(err)
 		}
 		m.Error, m.Created = errText.String, time.UnixMicro(created).UTC()
@@ -227,6 +224,22 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 	}
 	return c, msgs, nil
 }
+
+// chain is the segments that hold messages 1 to hi of a conversation,
+// from segment seg (the query's arguments: hi, seg) up: each holds the
+// messages after lo up to hi.
+const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
+	SELECT id, parent, base, ? FROM robby_store_segments WHERE id = ?
+	UNION ALL
+	SELECT s.id, s.parent, s.base, chain.lo FROM chain JOIN robby_store_segments s ON s.id = chain.parent
+) `
+
+// messageUsage and sumUsage read convstore.UsageColumns of messages m.
+const (
+	messageUsage = `m.prompt_tokens, m.completion_tokens, m.total_tokens, m.cached_prompt_tokens, m.reasoning_tokens, m.cost`
+	sumUsage     = `coalesce(sum(m.prompt_tokens), 0), coalesce(sum(m.completion_tokens), 0), coalesce(sum(m.total_tokens), 0),
+		coalesce(sum(m.cached_prompt_tokens), 0), coalesce(sum(m.reasoning_tokens), 0), coalesce(sum(m.cost), 0)`
+)
 
 // getConversation returns a conversation and the segment it writes to.
 func getConversation(ctx context.Context, tx *sql.Tx, user, id string) (robby.Conversation, int64, error) {
@@ -247,19 +260,20 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	}
 	now := convstore.Now()
 	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
-		seg, err := touch(ctx, tx, user, id, after, int64(len(msgs)), now)
+		seg, err := touch(ctx, tx, user, id, after, msgs, now)
 		if err != nil {
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO robby_store_messages
-			(segment, seq, chat, error, created) VALUES (?, ?, ?, ?, ?)`)
+			(segment, seq, chat, error, created, `+convstore.UsageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for i, m := range msgs {
 			errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
-			if _, err := stmt.ExecContext(ctx, seg, after+1+int64(i), []byte(m.Chat), errText, now.UnixMicro()); err != nil {
+			args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, now.UnixMicro()}, convstore.UsageArgs(m.Usage)...)
+			if _, err := stmt.ExecContext(ctx, args...); err != nil {
 				return err
 			}
 		}
@@ -267,12 +281,15 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	}))
 }
 
-// touch counts n more messages in a conversation that holds after, marks
-// it updated and returns the segment it writes to.
-func touch(ctx context.Context, tx *sql.Tx, user, id string, after, n int64, now time.Time) (int64, error) {
+// touch counts msgs and their usage in a conversation that holds after,
+// marks it updated and returns the segment it writes to.
+func touch(ctx context.Context, tx *sql.Tx, user, id string, after int64, msgs []robby.Message, now time.Time) (int64, error) {
 	var seg int64
-	err := tx.QueryRowContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?
-		WHERE user_id = ? AND id = ? AND messages = ? RETURNING segment`, n, now.UnixMicro(), user, id, after).Scan(&seg)
+	args := append([]any{len(msgs), now.UnixMicro()}, convstore.UsageArgs(convstore.SumUsage(msgs))...)
+	err := tx.QueryRowContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?,
+		prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, total_tokens = total_tokens + ?,
+		cached_prompt_tokens = cached_prompt_tokens + ?, reasoning_tokens = reasoning_tokens + ?, cost = cost + ?
+		WHERE user_id = ? AND id = ? AND messages = ? RETURNING segment`, append(args, user, id, after)...).Scan(&seg)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return seg, err
 	}
@@ -363,6 +380,14 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 		parent, err := holder(ctx, tx, seg, n)
 		if err != nil {
 			return err
+		}
+		if n < src.Messages {
+			err := tx.QueryRowContext(ctx, chain+`SELECT `+sumUsage+` FROM chain JOIN robby_store_messages m
+				ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi`, n, parent).
+				Scan(convstore.UsageDest(&fork.Usage)...)
+			if err != nil {
+				return err
+			}
 		}
 		forkSeg, err := newSegment(ctx, tx, user, parent, n)
 		if err != nil {

@@ -48,7 +48,9 @@ type CrashReport struct {
 // runs, and checks the conversation: kills times, all on one conversation.
 //
 // After each kill the stored conversation must load, hold each prompt,
-// each tool call and each tool result at most once, and after a run of the
+// each tool call and each tool result at most once, each assistant message
+// with the usage of its call and the conversation with the sum of its
+// messages' ([robby.Conversation.Usage]), and after a run of the
 // parent on it (which finishes the interrupted calls: the idempotent tool
 // again, the other reported interrupted) be valid for a provider: each
 // tool call answered by exactly one result that follows its assistant
@@ -90,7 +92,7 @@ func Crash(t *testing.T, kills int, create func(t *testing.T) string, open func(
 		cmd.Wait()
 		rep.Kills++
 
-		_, msgs, err := store.Load(ctx, "crash", conv)
+		c, msgs, err := store.Load(ctx, "crash", conv)
 		switch {
 		case errors.Is(err, robby.ErrNoConversation):
 			rep.States["before creating the conversation"]++
@@ -98,7 +100,7 @@ func Crash(t *testing.T, kills int, create func(t *testing.T) string, open func(
 			t.Fatal(err)
 		default:
 			rep.States[lastState(t, msgs)]++
-			if err := checkOnce(msgs); err != nil {
+			if err := errors.Join(checkOnce(msgs), checkUsage(c, msgs)); err != nil {
 				rep.Inconsistent++
 				t.Errorf("kill %d: %v", i, err)
 			}
@@ -119,9 +121,9 @@ func Crash(t *testing.T, kills int, create func(t *testing.T) string, open func(
 			rep.LateWrites++
 			time.Sleep(10 * time.Millisecond)
 		}
-		_, msgs, err = store.Load(ctx, "crash", conv)
+		c, msgs, err = store.Load(ctx, "crash", conv)
 		require.NoError(t, err)
-		if err := checkValid(msgs); err != nil {
+		if err := errors.Join(checkValid(msgs), checkUsage(c, msgs)); err != nil {
 			rep.Inconsistent++
 			t.Errorf("kill %d, after resuming: %v", i, err)
 		}
@@ -274,6 +276,36 @@ func checkOnce(msgs []robby.Message) error {
 			}
 			results[m.ToolCallID] = true
 		}
+	}
+	return nil
+}
+
+// checkUsage reports a conversation whose usage is not the sum of its
+// messages', or a message whose usage is not that of the one call that
+// wrote it (robbytest's: 10 prompt tokens, 5 completion tokens a call
+// made, 1 a word answered): a call counted twice, or counted without its
+// message.
+func checkUsage(c robby.Conversation, msgs []robby.Message) error {
+	var sum robby.Usage
+	ms, err := decode(msgs)
+	if err != nil {
+		return err
+	}
+	for i, m := range ms {
+		want := robby.Usage{}
+		if m.Role == "assistant" {
+			want = robby.Usage{PromptTokens: 10, CompletionTokens: 1, TotalTokens: 11}
+			if len(m.ToolCalls) > 0 {
+				want.CompletionTokens, want.TotalTokens = 5*int64(len(m.ToolCalls)), 10+5*int64(len(m.ToolCalls))
+			}
+		}
+		if msgs[i].Usage != want {
+			return fmt.Errorf("message %d (%s) used %+v, want %+v", i+1, m.Role, msgs[i].Usage, want)
+		}
+		sum = sum.Add(want)
+	}
+	if c.Usage != sum {
+		return fmt.Errorf("the conversation used %+v, its messages %+v", c.Usage, sum)
 	}
 	return nil
 }

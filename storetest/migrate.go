@@ -14,7 +14,8 @@ import (
 // version of its schema held, with three conversations written there:
 // alice's "c" (a user message "a1", then the error "failed"), bob's "c"
 // ("b1") and alice's "fork" ("a1"). They load as they were, and fork,
-// take messages and go like new ones. Robby's stores check each
+// take messages and go like new ones; their usage starts at zero and
+// counts what is appended. Robby's stores check each
 // migration of their schema with it.
 func CheckMigrated(t *testing.T, s robby.Store) {
 	t.Helper()
@@ -22,15 +23,17 @@ func CheckMigrated(t *testing.T, s robby.Store) {
 	c, msgs := load(t, s, "alice", "c")
 	assert.Equal(t, "Alice's", c.Title)
 	assert.Equal(t, []string{"a1", "error: failed"}, msgs)
+	assert.Equal(t, robby.Usage{}, c.Usage)
 	_, msgs = load(t, s, "bob", "c")
 	assert.Equal(t, []string{"b1"}, msgs)
 
 	f, err := s.Fork(ctx, "alice", "c", 1)
 	require.NoError(t, err)
 	require.NoError(t, s.Delete(ctx, "alice", "c"))
-	require.NoError(t, s.Append(ctx, "alice", f.ID, 1, Chat("again")))
-	_, msgs = load(t, s, "alice", f.ID)
-	assert.Equal(t, []string{"a1", "again"}, msgs)
+	require.NoError(t, s.Append(ctx, "alice", f.ID, 1, Chat("again"), answer("yes", usageOf(8))))
+	f, msgs = load(t, s, "alice", f.ID)
+	assert.Equal(t, []string{"a1", "again", "yes"}, msgs)
+	assert.Equal(t, sum(8), f.Usage)
 	create(t, s, "bob", "new", "")
 	require.NoError(t, s.Append(ctx, "bob", "new", 0, Chat("x")))
 	_, msgs = load(t, s, "bob", "c")

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) robby.Store) {
 		{"ConcurrentForkDelete", testConcurrentForkDelete},
 		{"TitleDelete", testTitleDelete},
 		{"Metadata", testMetadata},
+		{"Usage", testUsage},
 		{"BadInput", testBadInput},
 		{"Concurrent", testConcurrent},
 		{"ConcurrentOneConversation", testConcurrentOne},

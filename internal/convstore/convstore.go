@@ -33,9 +33,12 @@ func Limit(n int) int {
 }
 
 // CheckMessages reports a message that is neither a JSON object nor an
-// error record.
+// error record, or whose usage is negative.
 func CheckMessages(msgs []robby.Message) error {
 	for i, m := range msgs {
+		if err := checkUsage(m.Usage); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
 		switch {
 		case m.Chat == nil && m.Error == "":
 			return fmt.Errorf("message %d: neither a chat message nor an error", i)
@@ -123,14 +126,20 @@ func Page(read []robby.Conversation, limit int) ([]robby.Conversation, string) {
 	return read[:limit], Cursor{Updated: last.Updated, ID: last.ID}.Encode()
 }
 
-// Fork returns the conversation to store as a fork of src at message n.
+// Fork returns the conversation to store as a fork of src at message n,
+// with src's usage when it holds all of src's messages (the store sums
+// the first n messages' otherwise).
 func Fork(src robby.Conversation, n int64) (robby.Conversation, error) {
 	if n < 0 || n > src.Messages {
 		return robby.Conversation{}, fmt.Errorf("fork of %q at message %d: it holds %d", src.ID, n, src.Messages)
 	}
 	now := Now()
-	return robby.Conversation{ID: NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
-		Messages: n, Created: now, Updated: now}, nil
+	fork := robby.Conversation{ID: NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
+		Messages: n, Created: now, Updated: now}
+	if n == src.Messages {
+		fork.Usage = src.Usage
+	}
+	return fork, nil
 }
 
 // EncodeMetadata returns a conversation's metadata as the JSON object a
