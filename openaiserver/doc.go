@@ -47,13 +47,15 @@
 // client's (their calls end the response as function_call items; the
 // next request gives their outputs), temperature, top_p,
 // max_output_tokens, parallel_tool_calls, store (default true) and
-// previous_response_id; streamed (the events response.created,
-// response.in_progress, response.output_item.added,
+// previous_response_id; streamed (the events response.created and
+// response.in_progress at once, before the model is asked, so that the
+// client has the response's ID, then response.output_item.added,
 // response.content_part.added, response.output_text.delta and .done,
 // response.content_part.done, response.function_call_arguments.delta and
 // .done, response.output_item.done, then response.completed, or
-// response.incomplete when the agent ran out of turns or budget) or not. Built-in
-// tools (web search, files, ...), background, conversation, prompt,
+// response.incomplete when the agent ran out of turns or budget, or an
+// error event and response.failed when the run failed, even at once) or
+// not. Built-in tools (web search, files, ...), background, conversation, prompt,
 // reasoning, max_tool_calls, top_logprobs, a tool_choice other than "auto"
 // and a text format other than plain text are refused with 400; other
 // parameters (user, include, ...) are accepted and change nothing.

@@ -192,7 +192,8 @@ func FuzzServerRequest(f *testing.F) {
 // FuzzResponsesRequest posts a request body to POST /v1/responses, with a
 // store, and checks the answer's status and shape: a response object, or
 // events numbered from 0 that start with response.created and end with
-// response.completed or response.incomplete.
+// response.completed or response.incomplete (or, when the upstream
+// failed, an error event and response.failed).
 func FuzzResponsesRequest(f *testing.F) {
 	agents, upstream := fuzzAgent(f)
 	store, err := sqlitestore.Open(f.Context(), filepath.Join(f.TempDir(), "fuzz.db"))
@@ -201,14 +202,20 @@ func FuzzResponsesRequest(f *testing.F) {
 	srv := openaiserver.New(agents, openaiserver.Options{MaxRequestBytes: fuzzLimit, Store: store})
 
 	f.Fuzz(func(t *testing.T, body []byte, stream bool) {
+		failedBefore := upstream.failed.Load()
 		res, got, ok := fuzzPost(t, srv, upstream, "/v1/responses", body, stream)
 		if !ok {
 			return
 		}
+		upstreamFailed := upstream.failed.Load() != failedBefore
 		check := func(r responses.Response, data []byte) {
 			require.Equal(t, "response", string(r.Object), "%s", data)
 			require.Equal(t, "m", r.Model, "the response names another model")
 			require.True(t, strings.HasPrefix(r.ID, "resp_"), "%s", data)
+			if r.Status == "failed" {
+				require.True(t, upstreamFailed, "failed though the upstream answered: %s", data)
+				return
+			}
 			require.Contains(t, []string{"completed", "incomplete"}, string(r.Status), "%s", data)
 			for _, item := range r.Output {
 				if item.Type == "function_call" {
@@ -229,13 +236,13 @@ func FuzzResponsesRequest(f *testing.F) {
 			require.NoError(t, ev.UnmarshalJSON(dec.Event().Data), "%s", dec.Event().Data)
 			require.Equal(t, dec.Event().Type, ev.Type, "the event's name and type differ")
 			require.EqualValues(t, len(events), ev.SequenceNumber, "%s", got)
-			require.NotEqual(t, "error", ev.Type, "an error event: %s", got)
+			require.True(t, ev.Type != "error" || upstreamFailed, "an error event though the upstream answered: %s", got)
 			events = append(events, ev)
 		}
 		require.NotEmpty(t, events, "%s", got)
 		require.Equal(t, "response.created", events[0].Type)
 		last := events[len(events)-1]
-		require.Contains(t, []string{"response.completed", "response.incomplete"}, last.Type)
+		require.Contains(t, []string{"response.completed", "response.incomplete", "response.failed"}, last.Type)
 		check(last.Response, got)
 	})
 }

@@ -81,6 +81,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	reply := &responsesReply{w: w, resp: run.resp}
 	defer func() { h.record(ctx, run, reply.resp) }()
 	if req.wire.Stream {
+		reply.start() // the client has the response's ID at once: to cancel it, to GET it
 		err = reply.stream(run.conv.ResumeStream(ctx, run.opts...))
 	} else {
 		var res *robby.Result

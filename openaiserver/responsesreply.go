@@ -123,9 +123,8 @@ func callItem(id string, i int, c wireToolCall, status string) wireOutputItem {
 		Name: c.Function.Name, Arguments: &args}
 }
 
-// stream writes the events of a run. The headers are held back until the
-// first event, so that a run failing at once still gets an HTTP error
-// status.
+// stream writes the events of a run, after start. A run that fails is
+// reported by fail in the stream, as OpenAI does, whenever it fails.
 func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 	for ev, err := range events {
 		switch ev.Kind {
@@ -144,6 +143,8 @@ func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 	return errors.New("robby: stream ended without a result")
 }
 
+// start writes the stream's headers, response.created and
+// response.in_progress.
 func (rr *responsesReply) start() {
 	if rr.started {
 		return

@@ -195,8 +195,9 @@ func TestResponsesInputItems(t *testing.T) {
 // "cancelled"; one that has ended cannot be, and another user's is a 404.
 func TestResponsesCancel(t *testing.T) {
 	upstream := newServer(t)
-	stopped := make(chan error, 1)
+	started, stopped := make(chan struct{}), make(chan error, 1)
 	wait := robby.NewTool("wait", "Wait", func(ctx context.Context, in struct{}) (string, error) {
+		close(started)
 		<-ctx.Done()
 		stopped <- ctx.Err()
 		return "", ctx.Err()
@@ -210,6 +211,7 @@ func TestResponsesCancel(t *testing.T) {
 	defer s.Close()
 	require.True(t, s.Next(), s.Err())
 	id := s.Current().Response.ID
+	<-started // response.created comes at once; cancel the run once its tool runs
 
 	_, err := bob.Responses.Cancel(t.Context(), id)
 	var apiErr *openai.Error
