@@ -66,8 +66,12 @@
 // went away mid-run), usage, instructions, previous_response_id,
 // parameters and metadata, kept in its conversation's
 // [robby.Conversation.Metadata]; its output is read from the stored
-// messages. A response whose server stopped during its run stays
-// "in_progress". Its input items (GET /v1/responses/{id}/input_items,
+// messages. While its run goes on, its server rewrites that record every
+// [Options.Heartbeat] (10 s by default); a response still "in_progress"
+// whose conversation was not written for three heartbeats, and that this
+// server does not run, is one whose server stopped during its run
+// (crashed, or cut from its store), and reads "failed" with a
+// server_error. Its input items (GET /v1/responses/{id}/input_items,
 // paged with limit, order and after as OpenAI's) are the conversation's
 // messages before its output: the earlier responses' input and output and
 // its own input, without the agent's own tool calls and results, which

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 
@@ -24,6 +25,10 @@ const DefaultMaxRequestBytes = 8 << 20
 
 // DefaultMaxMessages bounds the messages of a request to a [Handler].
 const DefaultMaxMessages = 10_000
+
+// DefaultHeartbeat is how often a [Handler] notes in its store that the
+// run of a stored response goes on, by default.
+const DefaultHeartbeat = 10 * time.Second
 
 // Options configures a [Handler]. The zero value is an endpoint with no
 // authentication and no store, that shows no tool steps and answers no
@@ -42,6 +47,13 @@ type Options struct {
 	// responses are not kept: previous_response_id is refused, and GET
 	// and DELETE find nothing. Closing the store is the caller's job.
 	Store robby.Store
+	// Heartbeat is how often the run of a stored response notes in the
+	// store that it goes on (default [DefaultHeartbeat]). A response that
+	// still reads "in_progress" after three heartbeats with no write to
+	// its conversation is one whose server stopped during its run (it
+	// crashed, or lost its store): GET reads it "failed". Replicas sharing
+	// a store should share the setting.
+	Heartbeat time.Duration
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.
 	MaxRequestBytes int64
@@ -122,6 +134,9 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 	}
 	if h.opts.MaxMessages <= 0 {
 		h.opts.MaxMessages = DefaultMaxMessages
+	}
+	if h.opts.Heartbeat <= 0 {
+		h.opts.Heartbeat = DefaultHeartbeat
 	}
 	h.opts.CORSOrigins = slices.Clone(h.opts.CORSOrigins)
 	h.opts.Tokens = maps.Clone(h.opts.Tokens)

@@ -73,13 +73,14 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	reply := &responsesReply{w: w, resp: run.resp}
 	if run.conversation != "" {
 		var end func()
 		ctx, end = h.runs.start(ctx, run.resp.ID)
 		defer end()
+		stop := h.heartbeat(ctx, run)
+		defer func() { stop(); h.record(ctx, run, reply.resp) }()
 	}
-	reply := &responsesReply{w: w, resp: run.resp}
-	defer func() { h.record(ctx, run, reply.resp) }()
 	if req.wire.Stream {
 		reply.start() // the client has the response's ID at once: to cancel it, to GET it
 		err = reply.stream(run.conv.ResumeStream(ctx, run.opts...))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/robby-go/robby"
 )
@@ -41,10 +42,52 @@ func (h *Handler) record(ctx context.Context, run *responseRun, resp wireRespons
 	}
 }
 
+// heartbeat writes the record of a stored response as it started again
+// every Options.Heartbeat, marking its conversation updated, until stop,
+// which returns once no write of it is under way (so that none lands after
+// the record of the run's end).
+func (h *Handler) heartbeat(ctx context.Context, run *responseRun) (stop func()) {
+	md, err := responseMetadata(run.resp)
+	if err != nil {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(h.opts.Heartbeat)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.opts.Heartbeat)
+			err := h.opts.Store.SetMetadata(wctx, run.user, run.conversation, md)
+			cancel()
+			if err != nil {
+				h.opts.Logger.WarnContext(ctx, "robby: response heartbeat not stored", slog.String("response_id", run.resp.ID),
+					slog.Any("error", err))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// stale reports whether a response recorded "in_progress" in conversation
+// c has stopped: no run of it here, and no write to c for three
+// heartbeats.
+func (h *Handler) stale(c robby.Conversation, id string) bool {
+	return h.runs.get(id) == nil && time.Since(c.Updated) > 3*h.opts.Heartbeat
+}
+
 // stored reads a stored response back: the response object its
 // conversation's metadata records, and its output, the messages of its
 // conversation after its input. A response is "in_progress" until its run
-// ends (for good if the server stopped during the run).
+// ends, or "failed" once its heartbeats stopped without an end recorded.
 func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, error) {
 	c, msgs, start, err := h.load(ctx, user, id)
 	if err != nil {
@@ -59,6 +102,10 @@ func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, er
 		}
 	}
 	resp.ID, resp.Store = id, true
+	if resp.Status == "in_progress" && h.stale(c, id) {
+		resp.Status, resp.Error = "failed", &wireResponseError{Code: "server_error",
+			Message: "The server running this response stopped before it ended."}
+	}
 	var own []json.RawMessage
 	for _, m := range msgs[start:] {
 		if m.Chat == nil {

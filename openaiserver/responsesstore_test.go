@@ -55,12 +55,10 @@ func TestResponsesGetAsCreated(t *testing.T) {
 	assert.Empty(t, got.Instructions.OfString)
 }
 
-// TestResponsesGetWhileRunning: a response whose run goes on (its agent's
-// tool still running) reads "in_progress", then "completed".
-func TestResponsesGetWhileRunning(t *testing.T) {
-	upstream := newServer(t)
-	release := make(chan struct{})
-	wait := robby.NewTool("wait", "Wait", func(ctx context.Context, in struct{}) (string, error) {
+// waitTool returns a tool "wait" whose calls return once release is
+// closed, or their context ends.
+func waitTool(release <-chan struct{}) robby.Tool {
+	return robby.NewTool("wait", "Wait", func(ctx context.Context, in struct{}) (string, error) {
 		select {
 		case <-release:
 			return "done", nil
@@ -68,6 +66,14 @@ func TestResponsesGetWhileRunning(t *testing.T) {
 			return "", ctx.Err()
 		}
 	})
+}
+
+// TestResponsesGetWhileRunning: a response whose run goes on (its agent's
+// tool still running) reads "in_progress", then "completed".
+func TestResponsesGetWhileRunning(t *testing.T) {
+	upstream := newServer(t)
+	release := make(chan struct{})
+	wait := waitTool(release)
 	url := serveResponses(t, upstream, openaiserver.Options{Store: newStore(t)}, robby.WithTools(wait))
 	client := clientFor(url, "k")
 	upstream.Reply(robbytest.ToolCalls(robbytest.Call("wait", `{}`)).WithText("Waiting."), robbytest.Text("Waited.").WithUsage(4, 2))
