@@ -79,7 +79,9 @@ func (e Event) Innermost() (Event, []ToolCall) {
 // messages can be told apart by call, as it sends them on the call's own
 // response stream; other servers' log messages, and those an HTTP server
 // sends outside any call's stream, go to the agent's logger only, since
-// they could belong to another conversation.
+// they could belong to another conversation. Robby reads notices off the
+// wire in order, so each of a call's notices is its event before the
+// call's result.
 type Notice struct {
 	Server   string
 	Tool     string  // the tool called, as the server names it
@@ -91,20 +93,29 @@ type Notice struct {
 
 // eventSink carries the events of a streamed run's tool calls to the
 // goroutine that emits the run's events: MCP servers' notices, and the
-// events of agents used as tools. Notices past its buffer are dropped
-// rather than stall the MCP session that sent them; an agent's events
-// wait for room, as its own stream would wait for its reader.
+// events of agents used as tools. An agent's events wait for room, as its
+// own stream would wait for its reader; so do the notices read on a call's
+// own response stream (streamable HTTP), which hold up only that call.
+// Notices read on a wire other calls share are dropped when there is no
+// room (send), rather than stall those calls.
 type eventSink struct{ ch chan Event }
 
-func (s *eventSink) send(n Notice) {
+// send sends n if there is room, and reports whether it did.
+func (s *eventSink) send(n Notice) bool {
+	select {
+	case s.ch <- n.event():
+		return true
+	default:
+		return false
+	}
+}
+
+func (n Notice) event() Event {
 	kind := EventProgress
 	if n.Level != "" {
 		kind = EventLog
 	}
-	select {
-	case s.ch <- Event{Kind: kind, Notice: &n}:
-	default:
-	}
+	return Event{Kind: kind, Notice: &n}
 }
 
 // forward sends e, unless ctx, the context of the tool call sending it,

@@ -75,6 +75,14 @@ func newMCPTestServer() *mcp.Server {
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///tmp/c.bin", MIMEType: "application/octet-stream", Blob: []byte{9, 9}}},
 			}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "burst", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := 1; i <= burstNotices; i++ {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: burstNotices})
+				req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprint(i)})
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "burst done"}}}, nil // at once
+		})
 	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if token := req.Params.GetProgressToken(); token != nil {
@@ -82,8 +90,7 @@ func newMCPTestServer() *mcp.Server {
 					req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: "step"})
 				}
 				req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "slow", Data: "halfway"})
-				// Notifications are handled concurrently with the result:
-				// a slow tool's come well before it.
+				// A slow tool: its result comes well after its notices.
 				time.Sleep(50 * time.Millisecond)
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow done"}}}, nil
@@ -126,7 +133,7 @@ func TestMCPToolsInTheLoop(t *testing.T) {
 		robbytest.Text("done"),
 	)
 	a := newTestAgent(t, srv, WithMCP(inMemory(t, "test", newMCPTestServer())))
-	assert.Equal(t, []string{"add", "fail", "greet", "hang", "media", "slow"}, toolNames(a), "one server: bare names")
+	assert.Equal(t, []string{"add", "burst", "fail", "greet", "hang", "media", "slow"}, toolNames(a), "one server: bare names")
 
 	res, err := a.Run(t.Context(), "go")
 	require.NoError(t, err)

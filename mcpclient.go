@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,6 @@ type mcpConn struct {
 	hub    *mcpHub
 	spec   MCPServer
 	stderr *tailBuffer
-	route  string // the _meta key that ties a log message to its call (mcproute.go)
 
 	mu        sync.Mutex
 	session   *mcp.ClientSession
@@ -56,8 +56,9 @@ type mcpConn struct {
 
 // callTarget is the stream a call's notices go to.
 type callTarget struct {
-	sink *eventSink
-	tool string
+	sink    *eventSink
+	tool    string
+	dropped *atomic.Int64 // notices the stream had no room for
 }
 
 // connectMCP connects to every server in parallel. It fails if a server
@@ -70,7 +71,7 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 	var wg sync.WaitGroup
 	for i, s := range cfg.mcp {
 		s.traced = h.tel.traced()
-		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), route: newRouteKey(), calls: map[string]callTarget{}}
+		c := &mcpConn{hub: h, spec: s, stderr: new(tailBuffer), calls: map[string]callTarget{}}
 		c.sd.init()
 		conns[i] = c
 		wg.Go(func() { errs[i] = c.start(context.Background()) })
@@ -119,13 +120,11 @@ func (c *mcpConn) start(ctx context.Context) (err error) {
 		return c.fail("connecting", err)
 	}
 	c.spec.t = nil // a caller's transport connects once
-	if st, ok := t.(*mcp.StreamableClientTransport); ok {
-		t = routed(st, c.route)
-	}
 	var cmd *exec.Cmd
 	if ct, ok := t.(*mcp.CommandTransport); ok {
 		cmd = ct.Command
 	}
+	t = c.readNotices(t)
 	client := mcp.NewClient(&mcp.Implementation{Name: "robby", Version: "v0"}, c.clientOptions())
 	for _, uri := range c.spec.roots {
 		client.AddRoots(&mcp.Root{URI: uri})
@@ -178,11 +177,17 @@ func (c *mcpConn) clientOptions() *mcp.ClientOptions {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.hub.changed.Store(true)
 		},
-		ResourceListChangedHandler:  c.onResourcesChanged,
-		ResourceUpdatedHandler:      c.onResourceUpdated,
-		LoggingMessageHandler:       c.onLog,
-		ProgressNotificationHandler: c.onProgress,
-		ElicitationHandler:          c.spec.elicit, // nil advertises no elicitation
+		ResourceListChangedHandler: c.onResourcesChanged,
+		ResourceUpdatedHandler:     c.onResourceUpdated,
+		// robby handles notices where it reads them (mcproute.go); the
+		// go-sdk's handlers see only those in events too large to read.
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			c.onLog(ctx, req.Params, "")
+		},
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			c.logProgress(ctx, req.Params)
+		},
+		ElicitationHandler: c.spec.elicit, // nil advertises no elicitation
 	}
 }
 
@@ -248,13 +253,20 @@ func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 func (c *mcpConn) listen(sink *eventSink, token, tool string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.calls[token] = callTarget{sink, tool}
+	c.calls[token] = callTarget{sink, tool, new(atomic.Int64)}
 }
 
-func (c *mcpConn) unlisten(token string) {
+// unlisten ends the call's notices, telling the logger how many its
+// stream had no room for, if any.
+func (c *mcpConn) unlisten(ctx context.Context, token string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	t := c.calls[token]
 	delete(c.calls, token)
+	c.mu.Unlock()
+	if n := t.dropped.Load(); n > 0 {
+		c.hub.log.WarnContext(ctx, "robby: MCP notices dropped: the stream's reader fell behind", slog.String("server", c.spec.name),
+			slog.String("tool", t.tool), slog.Int64("dropped", n))
+	}
 }
 
 // target returns the stream of the call in flight whose progress token is
@@ -266,21 +278,46 @@ func (c *mcpConn) target(token string) (callTarget, bool) {
 	return t, ok
 }
 
-func (c *mcpConn) onProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-	p := req.Params
+// notice handles req, if it is a progress notice or a log message, and
+// reports whether it was: progress goes to the stream of the call whose
+// token it names; a log message to the stream of the call whose progress
+// token is call, if call is not "", as req was read on that call's own
+// response stream (mcproute.go). Both go to the logger. A notice robby cannot read is
+// left to the go-sdk, which reports it.
+func (c *mcpConn) notice(ctx context.Context, req *jsonrpc.Request, call string) bool {
+	if req.IsCall() {
+		return false
+	}
+	switch req.Method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		c.logProgress(ctx, &p)
+		token, _ := p.ProgressToken.(string)
+		c.send(ctx, token, token == call, Notice{Server: c.spec.name, Message: p.Message, Progress: p.Progress, Total: p.Total})
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(req.Params, &p) != nil || p.Level == "" {
+			return false
+		}
+		c.onLog(ctx, &p, call)
+	default:
+		return false
+	}
+	return true
+}
+
+func (c *mcpConn) logProgress(ctx context.Context, p *mcp.ProgressNotificationParams) {
 	c.hub.log.DebugContext(ctx, "robby: MCP progress", slog.String("server", c.spec.name),
 		slog.Float64("progress", p.Progress), slog.Float64("total", p.Total), slog.String("message", p.Message))
-	token, _ := p.ProgressToken.(string)
-	if target, ok := c.target(token); ok {
-		target.sink.send(Notice{Server: c.spec.name, Tool: target.tool, Message: p.Message, Progress: p.Progress, Total: p.Total})
-	}
 }
 
 // onLog logs a server's log message, and sends it to the stream of the
-// call it came with, if the wire said which call that was (mcproute.go):
-// a message no call can be sure to own goes to the logger only.
-func (c *mcpConn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
-	p := req.Params
+// call whose progress token is call, if call is not "": the call on whose
+// own response stream it was read.
+func (c *mcpConn) onLog(ctx context.Context, p *mcp.LoggingMessageParams, call string) {
 	msg, ok := p.Data.(string)
 	if !ok {
 		b, _ := json.Marshal(p.Data)
@@ -288,10 +325,26 @@ func (c *mcpConn) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	}
 	c.hub.log.InfoContext(ctx, "robby: MCP server log", slog.String("server", c.spec.name),
 		slog.String("level", string(p.Level)), slog.String("logger", p.Logger), slog.String("message", msg))
-	token, _ := p.Meta[c.route].(string)
-	if target, ok := c.target(token); ok {
-		target.sink.send(Notice{Server: c.spec.name, Tool: target.tool, Level: string(p.Level), Message: msg})
+	c.send(ctx, call, true, Notice{Server: c.spec.name, Level: string(p.Level), Message: msg})
+}
+
+// send sends n to the stream of the call in flight whose progress token is
+// token, if there is one. If n was read on that call's own response
+// stream (own), it waits for room until ctx, the call's, ends; otherwise
+// it is dropped, and counted, when there is none.
+func (c *mcpConn) send(ctx context.Context, token string, own bool, n Notice) {
+	if token == "" {
+		return
 	}
+	target, ok := c.target(token)
+	if !ok {
+		return
+	}
+	n.Tool = target.tool
+	if own && target.sink.forward(ctx, n.event()) || !own && target.sink.send(n) {
+		return
+	}
+	target.dropped.Add(1)
 }
 
 // close ends every session at once, each within its server's grace

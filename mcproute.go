@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -16,104 +14,159 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A server's log messages reach the stream of the conversation whose call
-// caused them only where the wire says which call that is: over streamable
-// HTTP, the server answers a tools/call POST with a stream of its own that
-// carries the call's notifications. The go-sdk merges every stream into one
-// session, and its log handler learns nothing of where a message came
-// from, so the HTTP client of such a server reads the streams of robby's
-// calls first and marks each log message with its call's progress token,
-// under a _meta key the server never sees (so cannot forge). Log messages
-// without the mark (stdio, the other transports, the session's standalone
-// stream, or an event too large to hold) go to the logger only.
+// A server's progress notices and log messages are handled where robby
+// reads them off the wire, before anything that follows them, not by the
+// go-sdk's notification handlers: the go-sdk queues notifications without
+// bound and handles them on a goroutine of their own, so a notice sent
+// just before its call's result could be handled after the call ended, and
+// a server flooding notices could grow the queue until memory ran out.
+// Read in wire order, every notice of a call is its event before the
+// call's result is, and a flood waits for robby's logger.
+//
+// Over streamable HTTP, a server answers a tools/call POST with a stream
+// of its own that carries the call's notifications, so a log message read
+// on it belongs to that call, and reaches its conversation's stream. The
+// go-sdk merges every stream into one connection and cannot be wrapped
+// there, so robby reads the streams at their HTTP body instead. Log
+// messages read anywhere else (stdio, the other transports, the session's
+// standalone stream) go to the logger only, as they could belong to any
+// conversation. Progress reaches its call by its token, on every
+// transport.
 
-// maxTaggedEvent bounds the bytes of one server-sent event held to read
-// it; a larger event passes on as it came, so its log message, if it is
-// one, goes to the logger only.
-const maxTaggedEvent = 1 << 20
-
-// newRouteKey returns the _meta key that marks a connection's log messages
-// with their call: random, so that no server can send it.
-func newRouteKey() string { return "robby.call/" + rand.Text() }
+// maxHeldEvent bounds the bytes of one server-sent event held to read it;
+// a larger event passes on as it came, to the go-sdk, whose handlers send
+// a notice in it to the logger only.
+const maxHeldEvent = 1 << 20
 
 type routedCallKey struct{}
 
 // routedCall is the call whose HTTP requests carry it in their context.
-type routedCall struct{ key, token string }
-
-// withRoutedCall returns ctx for the tools/call request of the call whose
-// progress token is token: the requests made with it, the POST and any GET
-// resuming its stream, have their log messages marked.
-func withRoutedCall(ctx context.Context, key, token string) context.Context {
-	return context.WithValue(ctx, routedCallKey{}, routedCall{key, token})
+type routedCall struct {
+	conn  *mcpConn
+	token string
 }
 
-// routed returns a copy of t whose HTTP client marks the log messages of
-// robby's calls on the connection whose key is key.
-func routed(t *mcp.StreamableClientTransport, key string) *mcp.StreamableClientTransport {
+// withRoutedCall returns ctx for the tools/call request of the call whose
+// progress token is token: the log messages on the streams that answer it,
+// the POST and any GET resuming its stream, go to that call.
+func withRoutedCall(ctx context.Context, c *mcpConn, token string) context.Context {
+	return context.WithValue(ctx, routedCallKey{}, routedCall{c, token})
+}
+
+// readNotices returns t for c, made to hand c the server's notices where
+// they are read.
+func (c *mcpConn) readNotices(t mcp.Transport) mcp.Transport {
+	if st, ok := t.(*mcp.StreamableClientTransport); ok {
+		return c.routed(st)
+	}
+	return noticeTransport{t, c}
+}
+
+// noticeTransport hands the notices its connections read to conn, and the
+// rest of the messages to the go-sdk. It is not used for streamable HTTP,
+// whose connection the go-sdk must see as its own.
+type noticeTransport struct {
+	mcp.Transport
+	conn *mcpConn
+}
+
+func (t noticeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	inner, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return noticeConn{inner, t.conn}, nil
+}
+
+type noticeConn struct {
+	mcp.Connection
+	conn *mcpConn
+}
+
+func (c noticeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if req, ok := msg.(*jsonrpc.Request); err != nil || !ok || !c.conn.notice(ctx, req, "") {
+			return msg, err
+		}
+	}
+}
+
+// routed returns a copy of t whose HTTP client hands the notices on its
+// event streams to c.
+func (c *mcpConn) routed(t *mcp.StreamableClientTransport) *mcp.StreamableClientTransport {
 	client := t.HTTPClient
 	if client == nil {
 		client = http.DefaultClient
 	}
-	c := *client
-	next := c.Transport
+	hc := *client
+	next := hc.Transport
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	c.Transport = routeTransport{next: next, key: key}
+	hc.Transport = routeTransport{next: next, conn: c}
 	routed := *t
-	routed.HTTPClient = &c
+	routed.HTTPClient = &hc
 	return &routed
 }
 
-// routeTransport marks the log messages in the event streams that answer
-// the requests of a routed call.
+// routeTransport reads the event streams that answer a connection's
+// requests, for their notices.
 type routeTransport struct {
 	next http.RoundTripper
-	key  string
+	conn *mcpConn
 }
 
 func (t routeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil {
+	if err != nil || resp.StatusCode/100 != 2 {
 		return resp, err
-	}
-	call, ok := req.Context().Value(routedCallKey{}).(routedCall)
-	if !ok || call.key != t.key || resp.StatusCode/100 != 2 {
-		return resp, nil
 	}
 	if media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); media != "text/event-stream" {
 		return resp, nil
 	}
-	resp.Body = newLogTagger(resp.Body, call)
+	ctx, token := req.Context(), ""
+	if call, ok := ctx.Value(routedCallKey{}).(routedCall); ok && call.conn == t.conn {
+		token = call.token
+	}
+	resp.Body = newNoticeReader(resp.Body, func(data []byte) bool {
+		if !bytes.Contains(data, []byte(`"notifications/`)) {
+			return false // not worth decoding
+		}
+		msg, err := jsonrpc.DecodeMessage(data)
+		req, ok := msg.(*jsonrpc.Request)
+		return err == nil && ok && t.conn.notice(ctx, req, token)
+	})
 	resp.ContentLength = -1
 	return resp, nil
 }
 
-// logTagger passes on an event stream, adding the call's mark to the _meta
-// of each notifications/message event. It holds one event at a time, and
-// at most maxTaggedEvent bytes of it: a larger one passes on unchanged, as
-// it arrives. Other events pass on byte for byte.
-type logTagger struct {
-	body  io.ReadCloser
-	r     *bufio.Reader
-	call  routedCall
-	event []byte // the lines of the event being read
-	line  int    // where the line being read begins in event
-	data  []byte // the event's data: its data lines' values joined by "\n", as in SSE
-	some  bool   // the event has a data line
-	pass  bool   // the event is too large to hold: pass it on until its end
-	start bool   // while passing: the next byte begins a line
-	buf   []byte
-	out   []byte // what is ready to be read, in buf
-	err   error  // the body's error, once out is read
+// noticeReader passes on an event stream, less the data of the events
+// that notice takes: their other fields pass on, so that the go-sdk still
+// learns their ID and can resume the stream after them. It holds one event
+// at a time, and at most maxHeldEvent bytes of it: a larger one passes on
+// unread, as it arrives. Other events pass on byte for byte.
+type noticeReader struct {
+	body   io.ReadCloser
+	r      *bufio.Reader
+	notice func(data []byte) bool // reports whether it took the event's data
+	event  []byte                 // the lines of the event being read
+	line   int                    // where the line being read begins in event
+	data   []byte                 // the event's data: its data lines' values joined by "\n", as in SSE
+	some   bool                   // the event has a data line
+	named  bool                   // the event has a type other than "message", which the go-sdk ignores
+	pass   bool                   // the event is too large to hold: pass it on until its end
+	start  bool                   // while passing: the next byte begins a line
+	buf    []byte
+	out    []byte // what is ready to be read, in buf
+	err    error  // the body's error, once out is read
 }
 
-func newLogTagger(body io.ReadCloser, call routedCall) *logTagger {
-	return &logTagger{body: body, r: bufio.NewReaderSize(body, 64<<10), call: call}
+func newNoticeReader(body io.ReadCloser, notice func([]byte) bool) *noticeReader {
+	return &noticeReader{body: body, r: bufio.NewReaderSize(body, 64<<10), notice: notice}
 }
 
-func (t *logTagger) Read(p []byte) (int, error) {
+func (t *noticeReader) Read(p []byte) (int, error) {
 	for len(t.out) == 0 {
 		if t.err != nil {
 			return 0, t.err
@@ -130,10 +183,10 @@ func (t *logTagger) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (t *logTagger) Close() error { return t.body.Close() }
+func (t *noticeReader) Close() error { return t.body.Close() }
 
 // step reads the next piece of a line and adds what is ready to buf.
-func (t *logTagger) step() {
+func (t *noticeReader) step() {
 	frag, err := t.r.ReadSlice('\n')
 	if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 		t.err = err
@@ -145,7 +198,7 @@ func (t *logTagger) step() {
 			t.pass = false // the event ended
 		}
 		t.start = err == nil
-	case len(t.event)+len(frag) > maxTaggedEvent:
+	case len(t.event)+len(frag) > maxHeldEvent:
 		t.buf, t.event = append(t.event, frag...), t.buf // pass on what is held, without a copy
 		t.reset()
 		t.pass, t.start = err != nil || !isBlankLine(frag), err == nil
@@ -164,21 +217,27 @@ func (t *logTagger) step() {
 // endLine reads the line just completed: a blank line, or the end of the
 // stream, ends the event; a data line adds to its data. A stream that
 // fails passes on the event as far as it came, unchanged.
-func (t *logTagger) endLine(err error) {
+func (t *noticeReader) endLine(err error) {
 	line := bytes.TrimRight(t.event[t.line:], "\r\n")
 	t.line = len(t.event)
-	if field, value, ok := bytes.Cut(line, []byte{':'}); ok && string(field) == "data" {
-		if t.some {
-			t.data = append(t.data, '\n')
+	if field, value, ok := bytes.Cut(line, []byte{':'}); ok {
+		switch string(field) {
+		case "data":
+			if t.some {
+				t.data = append(t.data, '\n')
+			}
+			t.data, t.some = append(t.data, bytes.TrimSpace(value)...), true
+		case "event":
+			name := string(bytes.TrimSpace(value))
+			t.named = name != "" && name != "message"
 		}
-		t.data, t.some = append(t.data, bytes.TrimSpace(value)...), true
 	}
 	switch {
 	case err != nil && err != io.EOF:
 		t.buf = append(t.buf, t.event...)
 	case len(line) == 0 || err == io.EOF:
-		if tagged, ok := t.tagged(); ok {
-			t.buf = tagged
+		if t.some && !t.named && t.notice(t.data) {
+			t.buf = withoutData(t.buf, t.event)
 		} else {
 			t.buf = append(t.buf, t.event...)
 		}
@@ -188,61 +247,28 @@ func (t *logTagger) endLine(err error) {
 	t.reset()
 }
 
-func (t *logTagger) reset() {
-	t.event, t.data, t.some, t.line = t.event[:0], t.data[:0], false, 0
+func (t *noticeReader) reset() {
+	t.event, t.data, t.some, t.named, t.line = t.event[:0], t.data[:0], false, false, 0
 	if cap(t.event) > 64<<10 { // a large event does not keep its memory
 		t.event, t.data = nil, nil
 	}
 }
 
-// tagged returns the event with its data marked, if it is a log message:
-// its other lines as they came, and its data in one line where its first
-// data line was.
-func (t *logTagger) tagged() ([]byte, bool) {
-	if !bytes.Contains(t.data, []byte(`"notifications/message"`)) {
-		return nil, false
-	}
-	data, ok := markLog(t.data, t.call)
-	if !ok {
-		return nil, false
-	}
-	out, written := t.buf, false
-	for line := range bytes.Lines(t.event) {
-		if field, _, ok := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte{':'}); !ok || string(field) != "data" {
-			out = append(out, line...)
-		} else if !written {
-			out = append(append(append(out, "data: "...), data...), '\n')
-			written = true
+// withoutData appends the lines of event but its data lines to buf,
+// ending the event.
+func withoutData(buf, event []byte) []byte {
+	ended := false
+	for line := range bytes.Lines(event) {
+		field, _, _ := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte{':'})
+		if string(field) != "data" {
+			buf = append(buf, line...)
+			ended = isBlankLine(line)
 		}
 	}
-	return out, true
-}
-
-// markLog adds the call's mark to the _meta of a notifications/message,
-// keeping the rest of its parameters as they are.
-func markLog(data []byte, call routedCall) ([]byte, bool) {
-	msg, err := jsonrpc.DecodeMessage(data)
-	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok || req.IsCall() || req.Method != "notifications/message" {
-		return nil, false
+	if !ended {
+		buf = append(buf, '\n')
 	}
-	var params, meta map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil || params == nil {
-		return nil, false
-	}
-	if raw, ok := params["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return nil, false
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	meta[call.key], _ = json.Marshal(call.token)
-	params["_meta"], _ = json.Marshal(meta)
-	if req.Params, err = json.Marshal(params); err != nil {
-		return nil, false
-	}
-	data, err = jsonrpc.EncodeMessage(req)
-	return data, err == nil
+	return buf
 }
 
 // isBlankLine reports whether line, read with its "\n", is empty.

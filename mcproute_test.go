@@ -19,6 +19,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -209,41 +210,62 @@ func TestMCPNotificationsBecomeEvents(t *testing.T) {
 	}
 }
 
-// TestLogTaggerMarksOnlyLogMessages passes event streams through the tagger,
-// whole and a byte at a time: log messages gain the call's mark in their
-// _meta and keep the rest; every other event passes byte for byte.
-func TestLogTaggerMarksOnlyLogMessages(t *testing.T) {
-	call := routedCall{key: "robby.call/K", token: "robby-1"}
+// taker returns a notice function for a noticeReader that takes the data
+// of progress notices and log messages, and what it took.
+func taker() (func([]byte) bool, *[]string) {
+	var taken []string
+	return func(data []byte) bool {
+		if !bytes.Contains(data, []byte(`"notifications/`)) {
+			return false // as robby's
+		}
+		msg, err := jsonrpc.DecodeMessage(data)
+		req, ok := msg.(*jsonrpc.Request)
+		if err != nil || !ok || req.IsCall() || (req.Method != "notifications/message" && req.Method != "notifications/progress") {
+			return false
+		}
+		taken = append(taken, string(data))
+		return true
+	}, &taken
+}
+
+// TestNoticeReaderTakesOnlyNotices passes event streams through the
+// reader, whole and a byte at a time: progress notices and log messages
+// are taken, their events passing on without their data; every other
+// event passes byte for byte.
+func TestNoticeReaderTakesOnlyNotices(t *testing.T) {
 	log := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`
-	marked := `{"jsonrpc":"2.0","method":"notifications/message","params":{"_meta":{"robby.call/K":"robby-1"},"data":"hi","level":"info"}}`
-	long := strings.Repeat("é", 100<<10) // 200 KiB: longer than the tagger's read buffer
-	huge := strings.Repeat("x", maxTaggedEvent)
-	for _, tc := range []struct{ name, in, out string }{
-		{"log message", "data: " + log + "\n\n", "data: " + marked + "\n\n"},
-		{"with a name and an id", "event: message\nid: 7\ndata: " + log + "\n\n", "event: message\nid: 7\ndata: " + marked + "\n\n"},
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"robby-1","progress":1}}`
+	long := strings.Replace(log, `"hi"`, `"`+strings.Repeat("é", 100<<10)+`"`, 1) // 200 KiB: longer than the read buffer
+	huge := strings.Replace(log, `"hi"`, `"`+strings.Repeat("x", maxHeldEvent)+`"`, 1)
+	for _, tc := range []struct {
+		name, in, out string
+		taken         []string
+	}{
+		{"log message", "data: " + log + "\n\n", "\n", []string{log}},
+		{"with a name and an id", "event: message\nid: 7\ndata: " + log + "\n\n", "event: message\nid: 7\n\n", []string{log}},
 		{"in two data lines, CRLF",
 			"id: 8\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\r\ndata: \"params\":{\"level\":\"info\",\"data\":\"hi\"}}\r\n\r\n",
-			"id: 8\r\ndata: " + marked + "\n\r\n"},
-		{"with a _meta of its own",
-			"data: " + strings.Replace(log, `"params":{`, `"params":{"_meta":{"a":1},`, 1) + "\n\n",
-			"data: " + strings.Replace(marked, `{"robby.call/K"`, `{"a":1,"robby.call/K"`, 1) + "\n\n"},
-		{"long", "data: " + strings.Replace(log, `"hi"`, `"`+long+`"`, 1) + "\n\n", "data: " + strings.Replace(marked, `"hi"`, `"`+long+`"`, 1) + "\n\n"},
-		{"at the end of the stream", "data: " + log, "data: " + marked + "\n"},
-		{"progress", "data: " + `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"robby-1","progress":1}}` + "\n\n", ""},
-		{"a result quoting a log message", "id: 9\ndata: " + `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"notifications/message\""}]}}` + "\n\n", ""},
-		{"a priming event and a comment", "id: 0\ndata: \n\n: ping\n\n", ""},
-		{"not JSON", "data: notifications/message {\n\n", ""},
-		{"too large to hold", "data: " + strings.Replace(log, `"hi"`, `"`+huge+`"`, 1) + "\n\ndata: " + log + "\n\n",
-			"data: " + strings.Replace(log, `"hi"`, `"`+huge+`"`, 1) + "\n\ndata: " + marked + "\n\n"},
+			"id: 8\r\n\r\n",
+			[]string{"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\n\"params\":{\"level\":\"info\",\"data\":\"hi\"}}"}},
+		{"long", "data: " + long + "\n\n", "\n", []string{long}},
+		{"at the end of the stream", "data: " + log, "\n", []string{log}},
+		{"progress", "data: " + progress + "\n\n", "\n", []string{progress}},
+		{"a result quoting a log message", "id: 9\ndata: " + `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"\"notifications/message\""}]}}` + "\n\n", "", nil},
+		{"an event of another type", "event: other\ndata: " + log + "\n\n", "", nil},
+		{"a priming event and a comment", "id: 0\ndata: \n\n: ping\n\n", "", nil},
+		{"not JSON", "data: notifications/message {\n\n", "", nil},
+		{"too large to hold", "data: " + huge + "\n\ndata: " + log + "\n\n", "data: " + huge + "\n\n\n", []string{log}},
 	} {
 		if tc.out == "" {
 			tc.out = tc.in
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
-				got, err := io.ReadAll(newLogTagger(io.NopCloser(r), call))
+				notice, taken := taker()
+				got, err := io.ReadAll(newNoticeReader(io.NopCloser(r), notice))
 				require.NoError(t, err)
 				assert.True(t, string(got) == tc.out, "got %.300q", got)
+				assert.Equal(t, tc.taken, *taken)
 			}
 		})
 	}
@@ -259,10 +281,10 @@ func (f filler) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestLogTaggerStreamsInBoundedMemory passes a large event, then 10,000
-// log messages, through the tagger: the large event passes unchanged
+// TestNoticeReaderStreamsInBoundedMemory passes a large event, then 10,000
+// log messages, through the reader: the large event passes unchanged
 // without being held, so the memory allocated does not grow with it.
-func TestLogTaggerStreamsInBoundedMemory(t *testing.T) {
+func TestNoticeReaderStreamsInBoundedMemory(t *testing.T) {
 	small, large := passLargeEvent(t, 16<<20), passLargeEvent(t, 64<<20)
 	t.Logf("allocated: %.2f MiB for 16 MiB, %.2f MiB for 64 MiB", float64(small)/(1<<20), float64(large)/(1<<20))
 	assert.Less(t, large, uint64(8<<20), "the event is not held whole")
@@ -270,7 +292,7 @@ func TestLogTaggerStreamsInBoundedMemory(t *testing.T) {
 }
 
 // passLargeEvent passes an event of size bytes, then 10,000 log messages,
-// through the tagger, and returns the bytes allocated while the event
+// through the reader, and returns the bytes allocated while the event
 // passed.
 func passLargeEvent(t *testing.T, size int) uint64 {
 	const logs = 10_000
@@ -285,46 +307,108 @@ func passLargeEvent(t *testing.T, size int) uint64 {
 	_, err := io.Copy(want, io.LimitReader(stream(), first))
 	require.NoError(t, err)
 
-	tagger := newLogTagger(io.NopCloser(stream()), routedCall{key: "robby.call/K", token: "robby-1"})
+	notice, taken := taker()
+	reader := newNoticeReader(io.NopCloser(stream()), notice)
 	buf := make([]byte, 32<<10)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	n, err := io.CopyBuffer(got, io.LimitReader(tagger, first), buf)
+	n, err := io.CopyBuffer(got, io.LimitReader(reader, first), buf)
 	runtime.ReadMemStats(&after)
 	require.NoError(t, err)
 	assert.Equal(t, first, n)
 	assert.Equal(t, want.Sum(nil), got.Sum(nil), "the large event passes unchanged")
 
-	rest, err := io.ReadAll(tagger)
+	rest, err := io.ReadAll(reader)
 	require.NoError(t, err)
-	assert.Equal(t, logs, strings.Count(string(rest), `"_meta":{"robby.call/K":"robby-1"}`), "every log message after it is marked")
+	assert.Equal(t, strings.Repeat("\n", logs), string(rest))
+	assert.Len(t, *taken, logs, "every log message after it is taken")
 	return after.TotalAlloc - before.TotalAlloc
 }
 
-// FuzzLogTagger passes any stream through the tagger, whole and a byte at a
-// time: it never panics, the output does not depend on how the stream is
-// split, and a stream without a log message passes byte for byte.
-func FuzzLogTagger(f *testing.F) {
+// FuzzNoticeReader passes any stream through the reader, whole and a
+// byte at a time: it never panics, what it takes and passes on does not
+// depend on how the stream is split, and a stream without a notification
+// passes byte for byte.
+func FuzzNoticeReader(f *testing.F) {
 	log := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`
 	for _, seed := range []string{
 		"data: " + log + "\n\n",
 		"event: message\r\nid: 1\r\ndata: " + log + "\r\n\r\n: ping\n\n",
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\ndata: \"params\":{\"_meta\":null,\"data\":1}}\n\n",
 		"id: 0\ndata:\n\ndata: " + log,
-		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
+		"event: x\ndata: " + log + "\n\nevent:message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n",
 	} {
 		f.Add([]byte(seed))
 	}
-	call := routedCall{key: "robby.call/K", token: "robby-1"}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		whole, err := io.ReadAll(newLogTagger(io.NopCloser(bytes.NewReader(in)), call))
+		notice, taken := taker()
+		whole, err := io.ReadAll(newNoticeReader(io.NopCloser(bytes.NewReader(in)), notice))
 		require.NoError(t, err)
-		split, err := io.ReadAll(newLogTagger(io.NopCloser(iotest.OneByteReader(bytes.NewReader(in))), call))
+		notice, takenSplit := taker()
+		split, err := io.ReadAll(newNoticeReader(io.NopCloser(iotest.OneByteReader(bytes.NewReader(in))), notice))
 		require.NoError(t, err)
 		require.Equal(t, whole, split, "the output depends on how the stream is split")
-		if !bytes.Contains(in, []byte(`"notifications/message"`)) {
-			require.Equal(t, in, whole, "a stream without a log message changed")
+		require.Equal(t, *taken, *takenSplit, "what is taken depends on how the stream is split")
+		if !bytes.Contains(in, []byte(`"notifications/`)) {
+			require.Equal(t, in, whole, "a stream without a notification changed")
 		}
 	})
+}
+
+// burstNotices is how many progress notices, and log messages, the test
+// server's tool "burst" sends before its result, which it returns at once.
+const burstNotices = 20
+
+// TestMCPNoticesComeBeforeTheirResult streams calls of a tool that sends
+// its progress notices and log messages just before its result, over each
+// kind of transport, again and again: every notice the wire ties to the
+// call (progress by its token; over streamable HTTP, logs by the call's
+// stream) is an event of the call, in the order sent, before its result.
+func TestMCPNoticesComeBeforeTheirResult(t *testing.T) {
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newMCPTestServer() }, nil))
+	t.Cleanup(hs.Close)
+	for _, tc := range []struct {
+		name   string
+		server MCPServer
+		logs   bool // the wire says which call a log message belongs to
+	}{
+		{"streamable HTTP", MCPStreamableHTTP("test", hs.URL), true},
+		{"stdio", selfServer("test"), false},
+		{"in memory", inMemory(t, "test", newMCPTestServer()), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t)
+			srv.Fallback(robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+				if req.Messages[len(req.Messages)-1].Role == "tool" {
+					return robbytest.Text("done")
+				}
+				return robbytest.ToolCalls(robbytest.Call("burst", `{}`))
+			}))
+			a := newTestAgent(t, srv, WithMCP(tc.server))
+			var want []string
+			for i := 1; i <= burstNotices; i++ {
+				want = append(want, fmt.Sprintf("progress %d", i))
+				if tc.logs {
+					want = append(want, fmt.Sprintf("log %d", i))
+				}
+			}
+			want = append(want, "result")
+			for range 10 {
+				var got []string
+				for ev, err := range a.Stream(t.Context(), "go") {
+					require.NoError(t, err)
+					switch ev.Kind {
+					case EventProgress:
+						got = append(got, fmt.Sprintf("progress %g", ev.Notice.Progress))
+					case EventLog:
+						got = append(got, "log "+ev.Notice.Message)
+					case EventToolResult:
+						got = append(got, "result")
+					}
+				}
+				require.Equal(t, want, got, "the call's events")
+			}
+		})
+	}
 }

@@ -200,8 +200,8 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 		token := fmt.Sprintf("robby-%d", c.hub.tokens.Add(1))
 		params.SetProgressToken(token)
 		c.listen(sink, token, tool)
-		defer c.unlisten(token)
-		ctx = withRoutedCall(ctx, c.route, token)
+		defer c.unlisten(ctx, token)
+		ctx = withRoutedCall(ctx, c, token)
 	}
 	c.hub.tel.injectMeta(ctx, params)
 	res, err := s.CallTool(ctx, params)
