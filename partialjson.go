@@ -32,14 +32,22 @@ type partialJSON struct {
 	// are open at that point. Closing them gives valid JSON.
 	safe, safeDepth int
 	started, done   bool
+	rescans         int // spans dropped for not being JSON
 }
 
 // write adds a fragment of text and reports whether it completed a field
-// (a value inside the object) or the object itself.
+// (a value inside the object) or the object itself. Braces in the prose
+// before the object ("the format is {name}") make a span that is not
+// JSON: it is dropped and the object looked for after it, at most
+// maxRescans times, as extractJSON does; each byte is still read once.
 func (p *partialJSON) write(frag string) (completed bool) {
 	for i := 0; i < len(frag) && !p.done; i++ {
 		if p.step(frag[i]) {
 			completed = true
+		}
+		if p.done && !p.spanOnly && p.rescans < maxRescans && !json.Valid(p.buf) {
+			*p = partialJSON{buf: p.buf[:0], stack: p.stack[:0], rescans: p.rescans + 1}
+			completed = false
 		}
 	}
 	return completed
@@ -198,7 +206,11 @@ type partialAnswer[T any] struct {
 // (or is complete), which keeps the total cost linear.
 func (pa *partialAnswer[T]) add(delta string) (T, bool) {
 	var v T
-	if !pa.p.write(delta) || pa.p.safe < pa.decodedAt+pa.decodedAt/8 && !pa.p.complete() {
+	completed := pa.p.write(delta)
+	if pa.p.safe < pa.decodedAt {
+		pa.decodedAt = 0 // a span that was not the object was dropped
+	}
+	if !completed || pa.p.safe < pa.decodedAt+pa.decodedAt/8 && !pa.p.complete() {
 		return v, false
 	}
 	pa.decodedAt = pa.p.safe

@@ -43,6 +43,24 @@ func TestPartialJSONEveryPrefixCloses(t *testing.T) {
 	assert.Equal(t, nestedJSON, string(p.buf))
 }
 
+// Braces in the prose before the object are not the object: the value
+// read, byte by byte or whole, is the JSON after them.
+func TestPartialJSONSkipsBracesOfProse(t *testing.T) {
+	const answer = `{"name": "Ann", "tags": ["a"]}`
+	for _, prose := range []string{"The format is {name}. Here:\n", "Fields {a, b} and {c}: ", "a } then {x} "} {
+		var p partialJSON
+		for i := range len(prose + answer) {
+			p.write((prose + answer)[i : i+1])
+		}
+		assert.True(t, p.complete(), prose)
+		assert.Equal(t, answer, string(p.closed()), prose)
+
+		var whole partialJSON
+		whole.write(prose + answer)
+		assert.Equal(t, answer, string(whole.closed()), prose)
+	}
+}
+
 func TestPartialJSONClosedPrefixes(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"a": 1`, ``},

@@ -389,6 +389,29 @@ func TestStreamTypedPartials(t *testing.T) {
 	}, partials)
 }
 
+// A prompted answer whose prose has braces before the JSON ("{name}")
+// still fills in as it streams.
+func TestStreamTypedPartialsAfterBracesOfProse(t *testing.T) {
+	srv := newServer(t)
+	a := newTestAgent(t, srv)
+	srv.Reply(robbytest.Text("Each city is {name, country, population, landmarks}. Paris:\n```json\n" + parisJSON + "\n```"))
+	var partials []city
+	var done TypedEvent[city]
+	for e, err := range StreamTyped[city](context.Background(), a, "Describe Paris", WithAnswerMode(AnswerPrompted)) {
+		switch e.Kind {
+		case EventPartial:
+			partials = append(partials, e.Value)
+		case EventDone:
+			require.NoError(t, err)
+			done = e
+		}
+	}
+	assert.Equal(t, paris, done.Value)
+	require.NotEmpty(t, partials, "partial values after the prose's braces")
+	assert.Equal(t, city{Name: "Paris"}, partials[0])
+	assert.Equal(t, paris, partials[len(partials)-1])
+}
+
 func TestStreamTypedError(t *testing.T) {
 	srv := newServer(t)
 	a := newTestAgent(t, srv)
