@@ -362,13 +362,17 @@ func (c *checker) object(s *jsonschema.Schema, v map[string]any) {
 // checkerReads reports whether the checker reads every keyword of s and
 // its subschemas, as with the schemas [NewTool] infers: then an answer it
 // passes, the validator passes too, and check skips the validator (a third
-// of its cost). Annotations (title, description, default...) assert nothing.
+// of its cost). Annotations (title, description, default...) assert nothing;
+// nor does format, which JSON Schema 2020-12 makes an annotation unless a
+// validator opts in, and jsonschema-go's does not (a time.Time field's
+// date-time is checked by decoding it).
 func checkerReads(s *jsonschema.Schema) bool {
 	if s == nil || isFalse(s) {
 		return true
 	}
 	q := *s
 	q.Title, q.Description, q.Comment, q.Default, q.Examples = "", "", "", nil, nil
+	q.Format = ""
 	q.Deprecated, q.ReadOnly, q.WriteOnly = false, false, false
 	q.Type, q.Types, q.Enum, q.Const, q.Minimum, q.Maximum = "", nil, nil, nil, nil, nil
 	q.MinItems, q.MaxItems, q.Items, q.Required, q.PropertyOrder = nil, nil, nil, nil, nil
