@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/robbytest"
@@ -140,4 +141,69 @@ func TestCheckFailurePaths(t *testing.T) {
 		`/: unknown field "c"; the fields are: a/b~`,
 	}, failures)
 	assert.Nil(t, out)
+}
+
+// fuzzAnswer has the kinds of field answers are decoded into.
+type fuzzAnswer struct {
+	fuzzEmbedded
+	Name    string            `json:"name"`
+	Count   int               `json:"count"`
+	Small   int8              `json:"small"`
+	Ratio   float64           `json:"ratio"`
+	OK      bool              `json:"ok"`
+	Tags    []string          `json:"tags"`
+	Scores  map[string]int    `json:"scores"`
+	Maybe   *int              `json:"maybe"`
+	When    time.Time         `json:"when"`
+	Inner   *fuzzAnswer       `json:"inner"`
+	Any     any               `json:"any"`
+	Raw     json.RawMessage   `json:"raw"`
+	Fixed   [2]uint           `json:"fixed"`
+	Quoted  int               `json:"quoted,string"`
+	Opt     string            `json:"opt,omitempty"`
+	Nested  []map[string]bool `json:"nested"`
+	ignored string
+}
+
+type fuzzEmbedded struct {
+	Note string `json:"note"`
+}
+
+// FuzzAnswerDecode checks that the fast decoders of a typed answer
+// (segmentio/encoding, with encoding/json for what it refuses) decode
+// every input exactly as encoding/json alone does, or refuse it with
+// encoding/json's words.
+func FuzzAnswerDecode(f *testing.F) {
+	for _, seed := range []string{
+		`{"name": "Paris", "count": 3, "tags": ["a", "b"], "scores": {"x": 1}}`,
+		`{"NAME": "x", "Count": 1}`,
+		`{"count": 5.0, "small": 300, "ratio": 1e400}`,
+		`{"when": "2026-11-25T17:00:00Z", "maybe": null, "inner": {"name": "\ud83c\udf0d"}}`,
+		`{"quoted": "12", "raw": {"a": [1, 2]}, "fixed": [1, 2, 3], "note": "n", "ignored": "x"}`,
+		`{"any": [1, "x", null, {"y": false}], "nested": [{"a": true}]}`,
+		`{"name": "\xff\xfe"} trailing`,
+		`{"name": "a", "name": "b"}`,
+		"{\"opt\": \"\\u0000\", \"count\": -0}\n",
+		`[1, 2]`,
+		`{"count": 9223372036854775808}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		v, err := decodeAny(raw)
+		var want any
+		wantErr := json.Unmarshal(raw, &want)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(v, want) {
+			t.Fatalf("decodeAny(%q) = %#v, %v; encoding/json: %#v, %v", raw, v, err, want, wantErr)
+		}
+		var got, std fuzzAnswer
+		err = decodeStrict(raw, &got)
+		wantErr = decodeStrictStd(raw, &std)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("decodeStrict(%q): %v; encoding/json: %v", raw, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(got, std) {
+			t.Fatalf("decodeStrict(%q) = %+v; encoding/json: %+v", raw, got, std)
+		}
+	})
 }

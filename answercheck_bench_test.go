@@ -1,0 +1,27 @@
+package robby
+
+import (
+	"reflect"
+	"testing"
+)
+
+// BenchmarkAnswerCheck is the check of a typed answer alone: validated
+// against its schema and decoded strictly, the part of a typed run that a
+// text run does not do.
+func BenchmarkAnswerCheck(b *testing.B) {
+	type city struct {
+		Name       string   `json:"name" jsonschema:"the city's name"`
+		Country    string   `json:"country"`
+		Population int      `json:"population"`
+		Landmarks  []string `json:"landmarks"`
+	}
+	raw := []byte(`{"name": "Paris", "country": "France", "population": 2102650, "landmarks": ["Eiffel Tower", "Louvre", "Notre-Dame"]}`)
+	as := answerSchemaFor(reflect.TypeFor[city]())
+	b.ReportAllocs()
+	for b.Loop() {
+		var c city
+		if failures := as.check(raw, &c); failures != nil || c.Population != 2102650 {
+			b.Fatal(failures)
+		}
+	}
+}
