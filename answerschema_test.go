@@ -205,5 +205,8 @@ func FuzzAnswerDecode(f *testing.F) {
 		if err == nil && !reflect.DeepEqual(got, std) {
 			t.Fatalf("decodeStrict(%q) = %+v; encoding/json: %+v", raw, got, std)
 		}
+		if got.ignored != "" {
+			t.Fatalf("decodeStrict(%q) set an unexported field", raw)
+		}
 	})
 }
