@@ -139,13 +139,15 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 // with -prices or -v, what it spent.
 type screen struct {
 	stdout, stderr io.Writer
-	spent          bool // say what each answer spent
-	priced         bool // and what it cost
+	spent          bool         // say what each answer spent
+	priced         bool         // and what it cost
+	tree           *treePrinter // of -trace: each run's tree after its answer, nil without
 }
 
 func (f *agentFlags) screen(stdout, stderr io.Writer) *screen {
 	priced := f.budget.prices != ""
-	return &screen{stdout: stdout, stderr: stderr, spent: priced || f.verbose, priced: priced}
+	f.telemetry.tree.hold()
+	return &screen{stdout: stdout, stderr: stderr, spent: priced || f.verbose, priced: priced, tree: f.telemetry.tree}
 }
 
 // answer streams one run: the answer to stdout, the steps to stderr.
@@ -174,6 +176,7 @@ func (s *screen) show(run iter.Seq2[robby.Event, error]) error {
 		case robby.EventDone:
 			fmt.Fprintln(stdout)
 			s.printSpent(ev.Result)
+			s.tree.release()
 			return err
 		}
 	}

@@ -92,6 +92,7 @@ func (s *screen) typedAnswer(ctx context.Context, agent *robby.Agent, prompt str
 		switch {
 		case ev.Kind == robby.EventDone:
 			s.printSpent(ev.Result)
+			s.tree.release()
 			var answerErr *robby.AnswerError
 			if errors.As(err, &answerErr) {
 				return fmt.Errorf("%w\nthe last answer: %s", err, oneLine(answerErr.Raw, 500))

@@ -29,6 +29,7 @@ var otelEnv = []string{
 // telemetryFlags are -otel and -trace.
 type telemetryFlags struct {
 	otel, trace bool
+	tree        *treePrinter // of -trace, once options made it
 }
 
 func (f *telemetryFlags) register(fs *flag.FlagSet) {
@@ -50,7 +51,8 @@ func (f *telemetryFlags) options(ctx context.Context, stderr io.Writer) ([]robby
 		mp    *sdkmetric.MeterProvider
 	)
 	if f.trace {
-		topts = append(topts, sdktrace.WithSpanProcessor(newTreePrinter(stderr)))
+		f.tree = newTreePrinter(stderr)
+		topts = append(topts, sdktrace.WithSpanProcessor(f.tree))
 	}
 	if f.otel {
 		res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("robby")),

@@ -96,6 +96,38 @@ func TestTraceTreeInDocs(t *testing.T) {
 		"the doc's span tree is not this run's; rewrite it with go test ./cmd/robby -run TestTraceTreeInDocs -update-docs")
 }
 
+// TestTraceTreeAfterTheAnswer runs robby run and chat with -trace, stdout
+// and stderr one terminal: each run's tree comes after its answer's line
+// and what it spent, never on the answer's line (the run's span ends
+// before the answer's newline is written: chat printed
+// "…14:05.invoke_agent qwen3  3ms").
+func TestTraceTreeAfterTheAnswer(t *testing.T) {
+	const answer = "It is 18°C and sunny in Paris, where it is 14:05.\n"
+	for _, args := range [][]string{
+		{"run", "-trace", "-v"},
+		{"chat", "-trace", "-v"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			srv := weatherModel(t)
+			var stdin io.Reader
+			args := append(args, "-base-url", srv.URL, "-model", "qwen3", "-mcp", weatherMCP(t))
+			if args[0] == "run" {
+				args = append(args, "What is the weather in Paris?")
+			} else {
+				stdin = strings.NewReader("What is the weather in Paris?\n")
+			}
+			terminal := &syncBuffer{}
+			require.NoError(t, run(t.Context(), args, stdin, terminal, terminal))
+			out := terminal.String()
+			i, j := strings.Index(out, answer), strings.Index(out, "invoke_agent")
+			require.True(t, i >= 0 && j >= 0, "no answer or no tree:\n%s", out)
+			assert.Greater(t, j, i, "the tree before the answer:\n%s", out)
+			assert.Equal(t, "\n", out[j-1:j], "the tree does not start a line:\n%s", out)
+			assert.Less(t, strings.Index(out, "robby: 2 model requests"), j, "what the answer spent after the tree:\n%s", out)
+		})
+	}
+}
+
 // collector is an OTLP/HTTP collector that keeps what it receives.
 type collector struct {
 	mu      sync.Mutex

@@ -21,11 +21,17 @@ import (
 // treePrinter is the span processor of -trace: it keeps the spans of each
 // trace as they end and, when the trace's root ends (a run), prints them
 // as a tree, children in the order they started.
+//
+// A run's span ends before its stream's last event, while the answer's
+// line on stdout is still open: a command showing answers holds the trees
+// back (hold) and prints them once the line is ended (release).
 type treePrinter struct {
 	w io.Writer
 
-	mu     sync.Mutex
-	traces map[trace.TraceID][]sdktrace.ReadOnlySpan
+	mu      sync.Mutex
+	traces  map[trace.TraceID][]sdktrace.ReadOnlySpan
+	holding bool
+	held    strings.Builder // the trees held back
 }
 
 func newTreePrinter(w io.Writer) *treePrinter {
@@ -44,12 +50,43 @@ func (p *treePrinter) OnEnd(s sdktrace.ReadOnlySpan) {
 	}
 	spans := p.traces[id]
 	delete(p.traces, id)
-	var b strings.Builder
-	writeTree(&b, s, spans, "", "")
-	io.WriteString(p.w, b.String())
+	writeTree(&p.held, s, spans, "", "")
+	if !p.holding {
+		p.flush()
+	}
 }
 
-func (p *treePrinter) Shutdown(context.Context) error   { return nil }
+// hold keeps the trees of the runs that end from now on until release.
+func (p *treePrinter) hold() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holding = true
+}
+
+// release prints the trees held back.
+func (p *treePrinter) release() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flush()
+}
+
+func (p *treePrinter) flush() {
+	io.WriteString(p.w, p.held.String())
+	p.held.Reset()
+}
+
+// Shutdown prints what is still held back: nothing is lost.
+func (p *treePrinter) Shutdown(context.Context) error {
+	p.release()
+	return nil
+}
+
 func (p *treePrinter) ForceFlush(context.Context) error { return nil }
 
 // writeTree writes s and, below it, its children among spans.
