@@ -115,7 +115,7 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(quietLeftOut{slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})})
 	opts := []robby.Option{
 		robby.WithBaseURL(f.baseURL), robby.WithAPIKey(f.apiKey), robby.WithModel(f.model),
 		robby.WithMaxTurns(f.maxTurns), robby.WithFinalAnswer(), robby.WithLogger(logger),
@@ -179,9 +179,34 @@ func printMCPStatus(w io.Writer, agent *robby.Agent) {
 		if st.Connected {
 			fmt.Fprintf(w, "robby: MCP server %s (%s): %d tools\n", st.Name, st.Transport, st.Tools)
 		} else {
-			fmt.Fprintf(w, "robby: MCP server %s (%s) left out: %s\n", st.Name, st.Transport, firstLine(strings.TrimPrefix(st.Err.Error(), "robby: ")))
+			why := strings.TrimPrefix(st.Err.Error(), "robby: ")
+			why = strings.TrimPrefix(why, fmt.Sprintf("MCP server %q: ", st.Name))
+			fmt.Fprintf(w, "robby: MCP server %s (%s) left out: %s\n", st.Name, st.Transport, firstLine(why))
 		}
 	}
+}
+
+// leftOutMessage is the message of the agent's warning that an optional
+// MCP server was left out.
+const leftOutMessage = "robby: optional MCP server left out"
+
+// quietLeftOut drops the agent's warning that an optional MCP server was
+// left out: printMCPStatus says it once, more plainly.
+type quietLeftOut struct{ slog.Handler }
+
+func (h quietLeftOut) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == leftOutMessage {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h quietLeftOut) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return quietLeftOut{h.Handler.WithAttrs(attrs)}
+}
+
+func (h quietLeftOut) WithGroup(name string) slog.Handler {
+	return quietLeftOut{h.Handler.WithGroup(name)}
 }
 
 // close closes what newAgent opened besides the agent.

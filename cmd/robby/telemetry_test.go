@@ -128,6 +128,46 @@ func TestTraceTreeAfterTheAnswer(t *testing.T) {
 	}
 }
 
+// TestMCPStatusPrinted checks that run, chat and serve say at start which
+// MCP servers are up and, once, why an optional one was left out (the
+// agent's warning said it a second time, and the line named the server
+// twice).
+func TestMCPStatusPrinted(t *testing.T) {
+	for _, cmd := range []string{"run", "chat", "serve"} {
+		t.Run(cmd, func(t *testing.T) {
+			var servers map[string]any
+			b, err := os.ReadFile(weatherMCP(t))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &servers))
+			servers["mcpServers"].(map[string]any)["gone"] = map[string]any{"command": filepath.Join(t.TempDir(), "missing"), "optional": true}
+			config := filepath.Join(t.TempDir(), "mcp.json")
+			b, err = json.Marshal(servers)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(config, b, 0o600))
+
+			srv := weatherModel(t)
+			args := []string{cmd, "-base-url", srv.URL, "-model", "qwen3", "-mcp", config}
+			stderr := &syncBuffer{}
+			switch cmd {
+			case "run":
+				require.NoError(t, run(t.Context(), append(args, "What is the weather in Paris?"), nil, io.Discard, stderr))
+			case "chat":
+				require.NoError(t, run(t.Context(), args, strings.NewReader(""), io.Discard, stderr))
+			case "serve":
+				ctx, cancel := context.WithCancel(t.Context())
+				var done <-chan error
+				_, stderr, done = startServe(ctx, t, append(args[1:], "-addr", "127.0.0.1:0")...)
+				cancel()
+				<-done
+			}
+			out := stderr.String()
+			assert.Contains(t, out, "robby: MCP server weather (http): 2 tools\n")
+			assert.Regexp(t, `robby: MCP server gone \(stdio\) left out: connecting: fork/exec \S+/missing: no such file or directory\n`, out)
+			assert.Equal(t, 1, strings.Count(out, `gone`), "the server left out is named more than once:\n%s", out)
+		})
+	}
+}
+
 // collector is an OTLP/HTTP collector that keeps what it receives.
 type collector struct {
 	mu      sync.Mutex
