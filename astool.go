@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 )
 
@@ -41,7 +42,7 @@ func (a *Agent) AsTool(name, description string) Tool {
 		if err != nil {
 			return "", err
 		}
-		res, err := a.fresh().run(ctx, promptMessage(in.Prompt), nil, nestedEmitter(ctx))
+		res, err := a.fresh().run(ctx, promptMessage(in.Prompt), []RunOption{asTool(name, description)}, nestedEmitter(ctx))
 		addAgentUsage(ctx, res.Usage)
 		if err != nil {
 			return "", fmt.Errorf("agent %q: %w", name, err)
@@ -65,6 +66,7 @@ func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOptio
 		if err != nil {
 			return zero, err
 		}
+		opts := append(slices.Clip(opts), asTool(name, description))
 		res, out, err := a.fresh().typed(ctx, string(prompt), opts, reflect.TypeFor[Out](), func() any { return new(Out) }, nestedEmitter(ctx))
 		addAgentUsage(ctx, res.Usage)
 		if err != nil {
@@ -86,6 +88,18 @@ func agentTool(a *Agent, t Tool) Tool {
 // fresh returns an agent over a's configuration and tools with the
 // conversation New began.
 func (a *Agent) fresh() *Agent { return newAgent(a.core, a.core.initial) }
+
+// A toolIdentity is the name and description of the tool an agent runs
+// as: its runs' spans carry them.
+type toolIdentity struct{ name, description string }
+
+// asTool marks a run as the agent's run as the tool it names.
+func asTool(name, description string) RunOption {
+	return func(rc *runConfig) error {
+		rc.tool = &toolIdentity{name, description}
+		return nil
+	}
+}
 
 // deeper returns ctx one agent call deeper, or an error past MaxAgentDepth.
 func deeper(ctx context.Context, name string) (context.Context, error) {

@@ -102,7 +102,7 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 		return new(Result), err
 	}
 	defer release()
-	ctx, op := a.core.tel.startRun(ctx, a.model(&rc))
+	ctx, op := a.core.tel.startRun(ctx, a.model(&rc), rc.tool)
 	res, err := a.runHeld(a.core.metered(ctx), prompt, &rc, emit)
 	op.end(ctx, res, err)
 	return res, err

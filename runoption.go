@@ -25,6 +25,7 @@ type runConfig struct {
 	journal *journal          // the stored conversation, if any: conversation.go
 	typed   *typedConfig      // for RunTyped and StreamTyped only
 	format  *answerSchema     // a typed run's schema, whose response_format goes with the agent's parameters
+	tool    *toolIdentity     // the agent's tool, when it runs as one: astool.go
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],

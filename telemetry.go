@@ -149,16 +149,23 @@ type runOp struct {
 	span trace.Span // nil without a tracer
 }
 
-// startRun starts the span of a run, a child of the one in ctx.
-func (t *telemetry) startRun(ctx context.Context, model string) (context.Context, *runOp) {
+// startRun starts the span of a run, a child of the one in ctx. The run
+// of an agent used as a tool (as, not nil) is named for the tool, as the
+// GenAI conventions name an agent's span for the agent.
+func (t *telemetry) startRun(ctx context.Context, model string, as *toolIdentity) (context.Context, *runOp) {
 	if t == nil {
 		return ctx, nil
 	}
 	op := &runOp{t: t}
 	if t.tracer != nil {
-		ctx, op.span = t.tracer.Start(ctx, "invoke_agent", trace.WithSpanKind(trace.SpanKindInternal),
-			trace.WithAttributes(semconv.GenAIOperationNameInvokeAgent, semconv.GenAIProviderNameKey.String(t.provider),
-				semconv.GenAIRequestModel(model)))
+		name := "invoke_agent"
+		attrs := []attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent,
+			semconv.GenAIProviderNameKey.String(t.provider), semconv.GenAIRequestModel(model)}
+		if as != nil {
+			name += " " + as.name
+			attrs = append(attrs, semconv.GenAIAgentName(as.name), semconv.GenAIAgentDescription(as.description))
+		}
+		ctx, op.span = t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	}
 	return ctx, op
 }

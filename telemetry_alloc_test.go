@@ -17,7 +17,7 @@ func TestTelemetryOffAllocatesNothing(t *testing.T) {
 	r := new(ToolResult)
 	data := []byte(`{"id":"x"}`)
 	allocs := testing.AllocsPerRun(100, func() {
-		c, run := tel.startRun(ctx, "m")
+		c, run := tel.startRun(ctx, "m", nil)
 		c, chat := tel.startChat(c, "m", req)
 		chat.meta(data)
 		chat.end(c, nil, nil)

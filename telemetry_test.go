@@ -520,3 +520,40 @@ func TestTracedCost(t *testing.T) {
 	assert.InDelta(t, 0.0068, attrs(rig.span(t, "invoke_agent"))["robby.usage.cost"], 1e-12)
 	assert.InDelta(t, res.Usage.Cost, attrs(rig.span(t, "invoke_agent"))["robby.usage.cost"], 0)
 }
+
+// An agent run as a tool has a span of its own, named for the tool as the
+// GenAI conventions name an agent's (invoke_agent {gen_ai.agent.name}),
+// with the tool's name and description, a child of the call's span.
+func TestTracedAgentTool(t *testing.T) {
+	rig := newTelemetryRig(t)
+	srv := newServer(t)
+	srv.Reply(
+		robbytest.ToolCalls(robbytest.Call("researcher", `{"prompt":"Find facts on Paris"}`)),
+		robbytest.Text("Paris has 2,102,650 people."), // the researcher
+		robbytest.ToolCalls(robbytest.Call("analyst", `{"Name":"Paris"}`)),
+		robbytest.Answer(parisJSON), // the analyst
+		robbytest.Text("Paris: done."),
+	)
+	researcher := newTestAgent(t, srv, rig.options()...)
+	analyst := newTestAgent(t, srv, rig.options()...)
+	type place struct{ Name string }
+	writer := newTestAgent(t, srv, append(rig.options(), WithTools(
+		researcher.AsTool("researcher", "Finds facts"),
+		AgentTool[place, city](analyst, "analyst", "Describes a city", WithAnswerMode(AnswerNative)),
+	))...)
+	res, err := writer.Run(t.Context(), "Write about Paris")
+	require.NoError(t, err)
+	assert.Equal(t, "Paris: done.", res.Text)
+
+	top := rig.span(t, "invoke_agent")
+	assert.NotContains(t, attrs(top), "gen_ai.agent.name", "the top run is not a tool")
+	for name, description := range map[string]string{"researcher": "Finds facts", "analyst": "Describes a city"} {
+		run, call := rig.span(t, "invoke_agent "+name), rig.span(t, "execute_tool "+name)
+		got := attrs(run)
+		assert.Equal(t, name, got["gen_ai.agent.name"])
+		assert.Equal(t, description, got["gen_ai.agent.description"])
+		assert.Equal(t, "invoke_agent", got["gen_ai.operation.name"])
+		assert.Equal(t, call.SpanContext.SpanID(), run.Parent.SpanID(), "%s's run under its call", name)
+		assert.Equal(t, top.SpanContext.SpanID(), call.Parent.SpanID())
+	}
+}

@@ -281,7 +281,7 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		return res, nil, err
 	}
 	defer release()
-	ctx, op := a.core.tel.startRun(ctx, a.model(&base))
+	ctx, op := a.core.tel.startRun(ctx, a.model(&base), base.tool)
 	defer func() { op.end(ctx, res, err) }()
 	ctx = a.core.metered(ctx) // one budget for every answer asked for
 	mode, auto := tc.mode, tc.mode == AnswerAuto
