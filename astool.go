@@ -33,7 +33,8 @@ type agentPrompt struct {
 // In a streamed run ([Agent.Stream]), the agent's events come in the
 // run's stream as they happen, each wrapped in an event of kind
 // [EventAgent] naming the call. The tokens the agent used count in the
-// run's [Result.Usage] and in the usage of the turn that called it.
+// run's [Result.Usage], in the usage of the turn that called it and in the
+// conversation's ([Agent.Usage]).
 //
 // For typed input and output, use [AgentTool].
 func (a *Agent) AsTool(name, description string) Tool {
@@ -131,20 +132,30 @@ func nestedEmitter(ctx context.Context) func(Event) bool {
 // agentUsage sums the usage of the agents that a turn's tools ran, which
 // may run concurrently.
 type agentUsage struct {
-	mu sync.Mutex
-	u  Usage
+	caller *Agent // whose conversation the calls were for
+	mu     sync.Mutex
+	u      Usage
 }
 
 type agentUsageKey struct{}
 
 // addAgentUsage counts u, the usage of an agent run as a tool, in the
-// usage of the run whose turn called the tool.
+// usage of the run whose turn called the tool and in its conversation's,
+// where it is stored with the next message saved: the tool's result, once
+// the tool returns.
 func addAgentUsage(ctx context.Context, u Usage) {
-	if spent, ok := ctx.Value(agentUsageKey{}).(*agentUsage); ok {
-		spent.mu.Lock()
-		spent.u.add(u)
-		spent.mu.Unlock()
+	spent, ok := ctx.Value(agentUsageKey{}).(*agentUsage)
+	if !ok {
+		return
 	}
+	spent.mu.Lock()
+	spent.u.add(u)
+	spent.mu.Unlock()
+	a := spent.caller
+	a.mu.Lock()
+	a.usage.add(u)
+	a.unsaved.add(u)
+	a.mu.Unlock()
 }
 
 func (s *agentUsage) total() Usage {

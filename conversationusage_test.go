@@ -109,3 +109,47 @@ func assertUsage(t *testing.T, want, got robby.Usage) {
 	want.Cost, got.Cost = 0, 0
 	assert.Equal(t, want, got)
 }
+
+// TestConversationUsageCountsAgentTools: the calls of an agent that a tool
+// ran are the conversation's too, as the run's (they were counted only in
+// Result.Usage): in Agent.Usage, and stored with the tool's result; for a
+// run and for ExecuteToolCalls.
+func TestConversationUsageCountsAgentTools(t *testing.T) {
+	ctx := context.Background()
+	store := openStore(t)
+	srv := robbytest.NewServer()
+	defer srv.Close()
+	newAgent := func(opts ...robby.Option) *robby.Agent {
+		a, err := robby.New(append([]robby.Option{robby.WithBaseURL(srv.URL), robby.WithModel("m"),
+			robby.WithPrices(map[string]robby.Price{"m": {Input: 2, Output: 8}})}, opts...)...)
+		require.NoError(t, err)
+		t.Cleanup(func() { a.Close() })
+		return a
+	}
+	researcher := newAgent()
+	writer := newAgent(robby.WithTools(researcher.AsTool("research", "Finds facts")))
+
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("research", `{"prompt":"Paris?"}`)).WithUsage(100, 10),
+		robbytest.Text("Paris has 2,102,650 people.").WithUsage(300, 30), // the researcher
+		robbytest.Text("Paris is big.").WithUsage(150, 15))
+	res, err := writer.Run(ctx, "Write on Paris", robby.WithConversation(store, "alice", "w"))
+	require.NoError(t, err)
+	assertUsage(t, sumUsage(usage(100, 10), usage(300, 30), usage(150, 15)), res.Usage)
+	assertUsage(t, res.Usage, writer.Usage())
+	c, msgs, err := store.Load(ctx, "alice", "w")
+	require.NoError(t, err)
+	assertUsage(t, res.Usage, c.Usage)
+	require.Len(t, msgs, 4) // prompt, call, result, answer
+	assertUsage(t, usage(300, 30), msgs[2].Usage)
+
+	srv.Reply(robbytest.Text("Lyon has 520,774 people.").WithUsage(200, 20))
+	writer.Reset()
+	_, err = writer.ExecuteToolCalls(ctx, []robby.ToolCall{{ID: "call_1", Name: "research", Arguments: `{"prompt":"Lyon?"}`}})
+	require.NoError(t, err)
+	assertUsage(t, usage(200, 20), writer.Usage())
+}
+
+// usage is the usage of one call at the prices of the test above.
+func usage(in, out int64) robby.Usage {
+	return robby.Usage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out, Cost: float64(2*in+8*out) / 1e6}
+}

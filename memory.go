@@ -97,8 +97,9 @@ func (a *Agent) Reset() {
 
 // Usage returns the tokens and cost of every model call made for the
 // conversation since [New], [Agent.Clone] or [Agent.Reset]: the turns of
-// every run, the building blocks' calls, and the summaries of
-// [WithCompaction]. A clone starts from zero. After a run bound to a
+// every run, the building blocks' calls, the summaries of
+// [WithCompaction], and the calls of the agents its tools ran
+// ([Agent.AsTool], [AgentTool]). A clone starts from zero. After a run bound to a
 // stored conversation ([WithConversation]) it is that conversation's
 // usage: [Conversation.Usage] as the run loaded it, from every process
 // that wrote it, and the calls of the run since.

@@ -29,6 +29,7 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 	}
 	defer release()
 	results := make([]ToolResult, len(calls))
+	ctx = context.WithValue(ctx, agentUsageKey{}, &agentUsage{caller: a})
 	a.execute(ctx, a.core.tools.get(ctx), calls, results, nil)
 	var ms messages
 	for _, r := range results {
@@ -72,7 +73,7 @@ func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []Too
 		}
 		return results, Usage{}
 	}
-	spent := new(agentUsage)
+	spent := &agentUsage{caller: a}
 	ctx = context.WithValue(ctx, agentUsageKey{}, spent)
 	if emit == nil && j == nil {
 		a.execute(ctx, ts, calls, results, nil)
