@@ -9,12 +9,6 @@ import (
 // against its schema and decoded strictly, the part of a typed run that a
 // text run does not do.
 func BenchmarkAnswerCheck(b *testing.B) {
-	type city struct {
-		Name       string   `json:"name" jsonschema:"the city's name"`
-		Country    string   `json:"country"`
-		Population int      `json:"population"`
-		Landmarks  []string `json:"landmarks"`
-	}
 	raw := []byte(`{"name": "Paris", "country": "France", "population": 2102650, "landmarks": ["Eiffel Tower", "Louvre", "Notre-Dame"]}`)
 	as := answerSchemaFor(reflect.TypeFor[city]())
 	b.ReportAllocs()

@@ -38,12 +38,13 @@ type agentPrompt struct {
 //
 // For typed input and output, use [AgentTool].
 func (a *Agent) AsTool(name, description string) Tool {
+	opts := []RunOption{asTool(name, description)}
 	return agentTool(a, NewTool(name, description, func(ctx context.Context, in agentPrompt) (string, error) {
 		ctx, err := deeper(ctx, name)
 		if err != nil {
 			return "", err
 		}
-		res, err := a.fresh().run(ctx, promptMessage(in.Prompt), []RunOption{asTool(name, description)}, nestedEmitter(ctx))
+		res, err := a.fresh().run(ctx, promptMessage(in.Prompt), opts, nestedEmitter(ctx))
 		addAgentUsage(ctx, res.Usage)
 		if err != nil {
 			return "", fmt.Errorf("agent %q: %w", name, err)
@@ -57,6 +58,7 @@ func (a *Agent) AsTool(name, description string) Tool {
 // agent answers with an Out, as [RunTyped] does, opts applying. Its
 // events and usage reach the calling run as [Agent.AsTool]'s do.
 func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOption) Tool {
+	opts = append(slices.Clip(opts), asTool(name, description))
 	return agentTool(a, NewTool(name, description, func(ctx context.Context, in In) (Out, error) {
 		var zero Out
 		ctx, err := deeper(ctx, name)
@@ -67,7 +69,6 @@ func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOptio
 		if err != nil {
 			return zero, err
 		}
-		opts := append(slices.Clip(opts), asTool(name, description))
 		res, out, err := a.fresh().typed(ctx, string(prompt), opts, reflect.TypeFor[Out](), func() any { return new(Out) }, nestedEmitter(ctx))
 		addAgentUsage(ctx, res.Usage)
 		if err != nil {

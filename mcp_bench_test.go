@@ -2,8 +2,6 @@ package robby
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"testing"
@@ -38,28 +36,14 @@ func BenchmarkMCPCall(b *testing.B) {
 	}{
 		{"inmemory",
 			func(b *testing.B) MCPServer { return inMemory(b, "bench", newMCPTestServer()) },
-			func(b *testing.B) mcp.Transport {
-				ct, st := mcp.NewInMemoryTransports()
-				ss, err := newMCPTestServer().Connect(b.Context(), st, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { ss.Close() })
-				return ct
-			}},
+			func(b *testing.B) mcp.Transport { return memoryTransport(b, newMCPTestServer()) }},
 		{"stdio",
 			func(*testing.B) MCPServer { return selfServer("bench") },
 			func(*testing.B) mcp.Transport { return &mcp.CommandTransport{Command: selfCommand()} }},
 		{"streamable-http",
-			func(b *testing.B) MCPServer {
-				hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newMCPTestServer() }, nil))
-				b.Cleanup(hs.Close)
-				return MCPStreamableHTTP("bench", hs.URL)
-			},
+			func(b *testing.B) MCPServer { return MCPStreamableHTTP("bench", streamableURL(b, newMCPTestServer)) },
 			func(b *testing.B) mcp.Transport {
-				hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newMCPTestServer() }, nil))
-				b.Cleanup(hs.Close)
-				return &mcp.StreamableClientTransport{Endpoint: hs.URL}
+				return &mcp.StreamableClientTransport{Endpoint: streamableURL(b, newMCPTestServer)}
 			}},
 	}
 	for _, tr := range transports {

@@ -106,11 +106,27 @@ func newMCPTestServer() *mcp.Server {
 // inMemory connects server to a new in-memory MCPServer named name.
 func inMemory(t testing.TB, name string, server *mcp.Server) MCPServer {
 	t.Helper()
+	return MCPTransport(name, memoryTransport(t, server))
+}
+
+// memoryTransport connects server, for the test, to the client's end of
+// in-memory transports, which it returns.
+func memoryTransport(t testing.TB, server *mcp.Server) mcp.Transport {
+	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(t.Context(), st, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { ss.Close() })
-	return MCPTransport(name, ct)
+	return ct
+}
+
+// streamableURL serves a server from newServer over streamable HTTP, for
+// the test, and returns its URL.
+func streamableURL(t testing.TB, newServer func() *mcp.Server) string {
+	t.Helper()
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer() }, nil))
+	t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 func toolNames(a *Agent) []string {

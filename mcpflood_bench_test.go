@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,17 +48,9 @@ func BenchmarkMCPNoticeFlood(b *testing.B) {
 		for _, tr := range []string{"inmemory", "streamable-http"} {
 			transport := func(b *testing.B) mcp.Transport {
 				if tr == "inmemory" {
-					ct, st := mcp.NewInMemoryTransports()
-					ss, err := newFloodServer().Connect(b.Context(), st, nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.Cleanup(func() { ss.Close() })
-					return ct
+					return memoryTransport(b, newFloodServer())
 				}
-				hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newFloodServer() }, nil))
-				b.Cleanup(hs.Close)
-				return &mcp.StreamableClientTransport{Endpoint: hs.URL}
+				return &mcp.StreamableClientTransport{Endpoint: streamableURL(b, newFloodServer)}
 			}
 			name := fmt.Sprintf("%s/%d", tr, n)
 			b.Run(name+"/robby", func(b *testing.B) {
