@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -226,4 +227,21 @@ func (a *Agent) acquire(ctx context.Context) (release func(), err error) {
 	case <-a.core.closed:
 		return nil, ErrClosed
 	}
+}
+
+// Limits are the bounds an agent's runs keep, as its options set them.
+type Limits struct {
+	MaxTurns            int           // WithMaxTurns
+	FinalAnswer         bool          // WithFinalAnswer
+	MaxToolCallsPerTurn int           // WithMaxToolCallsPerTurn
+	ToolTimeout         time.Duration // WithToolTimeout
+	Budget              Budget        // WithBudget
+}
+
+// Limits returns the bounds of the agent's runs, for a caller that carries
+// a run on in steps of its own ([WithOneTurn]) and must keep them too.
+func (a *Agent) Limits() Limits {
+	p := a.core.tools.policy
+	return Limits{MaxTurns: a.core.maxTurns, FinalAnswer: a.core.finalTurn,
+		MaxToolCallsPerTurn: p.limit, ToolTimeout: p.timeout, Budget: a.core.runBudget}
 }

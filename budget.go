@@ -110,14 +110,14 @@ type meter struct {
 
 type meterKey struct{}
 
-// metered returns ctx with a meter for a run of the agent, or ctx as it is
-// when the agent has no budget: the run counts in its caller's meter, if
-// any.
-func (c *core) metered(ctx context.Context) context.Context {
+// metered returns ctx with a meter for a run of the agent that spent
+// spent before ([WithOneTurn]), or ctx as it is when the agent has no
+// budget: the run counts in its caller's meter, if any.
+func (c *core) metered(ctx context.Context, spent Budget) context.Context {
 	if c.runBudget == (Budget{}) {
 		return ctx
 	}
-	return context.WithValue(ctx, meterKey{}, &meter{parent: meterOf(ctx), max: c.runBudget})
+	return context.WithValue(ctx, meterKey{}, &meter{parent: meterOf(ctx), max: c.runBudget, used: spent})
 }
 
 // meterOf returns the meter of the run ctx is of, nil if none.

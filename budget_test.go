@@ -191,7 +191,7 @@ func TestBudgetOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	u := Usage{PromptTokens: 10}
 	allocs := testing.AllocsPerRun(100, func() {
-		ctx := c.metered(ctx)
+		ctx := c.metered(ctx, Budget{})
 		m := meterOf(ctx)
 		if m.start() != nil || c.checkPriced(ctx, "m") != nil {
 			t.Fatal("no budget, no error")

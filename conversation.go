@@ -61,6 +61,10 @@ func (t Tool) Idempotent() Tool {
 	return t
 }
 
+// IsIdempotent reports whether t was marked [Tool.Idempotent]: whether a
+// call of it may run again after a crash, or be retried after a failure.
+func (t Tool) IsIdempotent() bool { return t.idempotent }
+
 // saveTimeout bounds each write to the store, which is made even when the
 // run's context has ended.
 const saveTimeout = 30 * time.Second

@@ -103,7 +103,7 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 	}
 	defer release()
 	ctx, op := a.core.tel.startRun(ctx, a.model(&rc), rc.tool)
-	res, err := a.runHeld(a.core.metered(ctx), prompt, &rc, emit)
+	res, err := a.runHeld(a.core.metered(ctx, rc.spent()), prompt, &rc, emit)
 	op.end(ctx, res, err)
 	return res, err
 }
@@ -159,7 +159,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		res.Messages = append(res.Messages, pending.list...)
 		pending = messages{}
 	}
-	for turn := 1; ; turn++ {
+	for turn := rc.turnsDone() + 1; ; turn++ {
 		if a.core.isClosed() {
 			return res, ErrClosed
 		}
@@ -182,7 +182,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		}
 		r, err := a.sendFitting(ctx, req, a.deltaEmitter(turn, emit), turn, emit)
 		if r != nil || !errors.Is(err, ErrBudget) {
-			res.Turns = turn // a call the budget refused was not made
+			res.Turns = turn - rc.turnsDone() // a call the budget refused was not made
 		}
 		if r != nil {
 			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
@@ -200,6 +200,9 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		res.Models = append(res.Models, r.model)
 		calls := r.toolCalls()
 		ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) })
+		if rc.step != nil && len(ext) == 0 {
+			ext = calls // the caller runs the agent's own tools too
+		}
 		paused := len(ext) > 0 && !final
 		if paused {
 			// The caller runs these: the run ends with them unanswered.

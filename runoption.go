@@ -26,6 +26,7 @@ type runConfig struct {
 	typed   *typedConfig      // for RunTyped and StreamTyped only
 	format  *answerSchema     // a typed run's schema, whose response_format goes with the agent's parameters
 	tool    *toolIdentity     // the agent's tool, when it runs as one: astool.go
+	step    *turnStep         // WithOneTurn: the turn of a run carried on elsewhere
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],
@@ -95,6 +96,50 @@ func WithToolResults(results ...ToolResult) RunOption {
 		rc.results = append(rc.results, results...)
 		return nil
 	}
+}
+
+// A turnStep is where a run carried on in single turns ([WithOneTurn]) stands.
+type turnStep struct {
+	done  int    // turns taken before
+	spent Budget // what they spent
+}
+
+// WithOneTurn makes the run one turn of a longer run that its caller
+// carries on, such as a durable workflow that runs each model request and
+// each tool call as a step of its own: the run asks the model once and
+// ends. The calls of the agent's own tools are not run but returned in
+// [Result.Pending], as caller-run tools' are ([WithCallerTools]); give
+// their results, run with [Agent.ExecuteToolCalls] or otherwise, to the
+// next turn with [WithToolResults].
+//
+// done counts the turns the longer run took before, and spent what they
+// spent: the turn limit ([WithMaxTurns], [WithFinalAnswer]) and the
+// budget ([WithBudget]) count them, so they bound the longer run as they
+// bound a run of [Agent.Run]. Events number the turn done+1.
+func WithOneTurn(done int, spent Budget) RunOption {
+	return func(rc *runConfig) error {
+		if done < 0 || spent.ModelCalls < 0 || spent.Tokens < 0 || spent.Cost < 0 {
+			return fmt.Errorf("WithOneTurn: negative turns (%d) or spending (%+v)", done, spent)
+		}
+		rc.step = &turnStep{done: done, spent: spent}
+		return nil
+	}
+}
+
+// turnsDone returns the turns a run counts as taken before it starts.
+func (rc *runConfig) turnsDone() int {
+	if rc.step == nil {
+		return 0
+	}
+	return rc.step.done
+}
+
+// spent returns what a run counts as spent before it starts.
+func (rc *runConfig) spent() Budget {
+	if rc.step == nil {
+		return Budget{}
+	}
+	return rc.step.spent
 }
 
 // newRunConfig applies opts.

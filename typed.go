@@ -283,7 +283,7 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 	defer release()
 	ctx, op := a.core.tel.startRun(ctx, a.model(&base), base.tool)
 	defer func() { op.end(ctx, res, err) }()
-	ctx = a.core.metered(ctx) // one budget for every answer asked for
+	ctx = a.core.metered(ctx, Budget{}) // one budget for every answer asked for
 	mode, auto := tc.mode, tc.mode == AnswerAuto
 	if auto {
 		mode = a.autoMode(ctx)
