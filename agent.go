@@ -43,22 +43,23 @@ type Agent struct {
 // core is what an agent and its clones share; nothing in it changes after
 // New but the closed state.
 type core struct {
-	client    openai.Client
-	reqOpts   []option.RequestOption
-	params    openai.ChatCompletionNewParams // Messages and Tools left empty
-	heads     [2]func() ([]byte, error)      // params encoded, plain and streamed
-	initial   messages                       // the system prompt and the messages of WithParams
-	maxTurns  int
-	finalTurn bool
-	log       *slog.Logger
-	secrets   secrets    // kept out of errors
-	tel       *telemetry // nil if neither traced nor metered
-	modelMW   []ModelMiddleware
-	fallbacks []endpoint
-	prices    map[string]Price // nil if not given
-	unpriced  sync.Map         // models called without a price, logged once
-	runBudget Budget           // WithBudget: of each run
-	tools     toolbox
+	client      openai.Client
+	reqOpts     []option.RequestOption
+	params      openai.ChatCompletionNewParams // Messages and Tools left empty
+	heads       [2]func() ([]byte, error)      // params encoded, plain and streamed
+	initial     messages                       // the system prompt and the messages of WithParams
+	maxTurns    int
+	finalTurn   bool
+	log         *slog.Logger
+	secrets     secrets    // kept out of errors
+	tel         *telemetry // nil if neither traced nor metered
+	modelMW     []ModelMiddleware
+	fallbacks   []endpoint
+	prices      map[string]Price // nil if not given
+	unpriced    sync.Map         // models called without a price, logged once
+	usageWarned atomic.Bool      // a usage was clamped, logged once
+	runBudget   Budget           // WithBudget: of each run
+	tools       toolbox
 	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
 	// AnswerAuto until a fallback, which means native.
 	answerMode atomic.Int32

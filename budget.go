@@ -166,11 +166,11 @@ func (m *meter) reached() error {
 // spend counts the tokens and cost of an answered call in m and its
 // parents.
 func (m *meter) spend(u Usage) {
-	tokens := max(u.TotalTokens, u.PromptTokens+u.CompletionTokens)
+	tokens := max(u.TotalTokens, addTokens(u.PromptTokens, u.CompletionTokens), 0)
 	for b := m; b != nil; b = b.parent {
 		b.mu.Lock()
-		b.used.Tokens += tokens
-		b.used.Cost += u.Cost
+		b.used.Tokens = addTokens(b.used.Tokens, tokens)
+		b.used.Cost = addCost(b.used.Cost, max(u.Cost, 0))
 		b.mu.Unlock()
 	}
 }

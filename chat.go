@@ -48,6 +48,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 		r, err = a.send(ctx, req, a.core.modelOf(req), onDelta)
 	}
 	if err == nil {
+		a.core.clampUsage(ctx, r.model, &r.usage) // a middleware's too
 		a.mu.Lock()
 		a.usage.add(r.usage)
 		a.unsaved.add(r.usage)

@@ -27,11 +27,14 @@ type Price struct {
 
 // Cost returns what the tokens of u cost at p: the prompt tokens not
 // cached at Input, the cached ones at CachedInput, the completion tokens
-// at Output. u's own Cost is not read.
+// at Output. u's own Cost is not read. A negative count costs nothing,
+// and the cost saturates at the largest finite float64.
 func (p Price) Cost(u Usage) float64 {
-	cached := min(u.CachedPromptTokens, u.PromptTokens)
-	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*cmp.Or(p.CachedInput, p.Input) +
-		float64(u.CompletionTokens)*p.Output) / 1e6
+	prompt, completion := max(u.PromptTokens, 0), max(u.CompletionTokens, 0)
+	cached := max(0, min(u.CachedPromptTokens, prompt))
+	cost := (float64(prompt-cached)*p.Input + float64(cached)*cmp.Or(p.CachedInput, p.Input) +
+		float64(completion)*p.Output) / 1e6
+	return min(cost, math.MaxFloat64)
 }
 
 // WithPrices gives the price of each model, by the name robby asks for it
@@ -86,9 +89,10 @@ func checkPrices(cfg *config) error {
 	return nil
 }
 
-// price sets u.Cost to what model's call cost. A model without a price
-// costs 0, which the log says once per model.
+// price sets u.Cost to what model's call cost, u clamped first. A model
+// without a price costs 0, which the log says once per model.
 func (c *core) price(ctx context.Context, model string, u *Usage) {
+	c.clampUsage(ctx, model, u)
 	if c.prices == nil {
 		return
 	}
@@ -99,5 +103,21 @@ func (c *core) price(ctx context.Context, model string, u *Usage) {
 		}
 		return
 	}
-	u.Cost = p.Cost(*u)
+	u.Cost = min(p.Cost(*u), maxCallCost)
+}
+
+// clampUsage keeps a call's usage, read from the wire or set by a model
+// middleware, within what a call can use ([Usage.clamped]): the
+// provider's numbers inform, and must not break the sums, the stores or
+// the budget. The log warns of it once in the agent's life.
+func (c *core) clampUsage(ctx context.Context, model string, u *Usage) {
+	clamped, changed := u.clamped()
+	if !changed {
+		return
+	}
+	if c.usageWarned.CompareAndSwap(false, true) {
+		c.log.WarnContext(ctx, "robby: a usage no model call has (negative, not a number, or beyond bounds) was clamped",
+			slog.String("model", model), slog.Any("usage", *u))
+	}
+	*u = clamped
 }

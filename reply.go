@@ -51,7 +51,7 @@ func (b *callBuilder) shown() *ToolCall {
 // more than one.
 func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
 	r.args = r.args[:0]
-	if c.Usage != nil && c.Usage.TotalTokens > 0 {
+	if u := c.Usage; u != nil && (u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0) {
 		// Some providers repeat usage; the last one is the total.
 		r.usage = usageOf(c.Usage, c.Timings)
 	}

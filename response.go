@@ -3,7 +3,9 @@ package robby
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	sjson "github.com/segmentio/encoding/json"
@@ -218,40 +220,81 @@ func errorText(raw sjson.RawMessage) string {
 // apiUsage is the usage of a response or chunk. The details are values,
 // not pointers: decoding them costs no allocation.
 type apiUsage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokens        wireCount `json:"prompt_tokens"`
+	CompletionTokens    wireCount `json:"completion_tokens"`
+	TotalTokens         wireCount `json:"total_tokens"`
 	PromptTokensDetails struct {
-		CachedTokens int64 `json:"cached_tokens"`
+		CachedTokens wireCount `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"` // OpenAI, vLLM, Gemini, newer llama.cpp
 	CompletionTokensDetails struct {
-		ReasoningTokens int64 `json:"reasoning_tokens"`
+		ReasoningTokens wireCount `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
-	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"` // DeepSeek
+	PromptCacheHitTokens wireCount `json:"prompt_cache_hit_tokens"` // DeepSeek
 }
 
 // apiTimings is what robby reads of llama.cpp's timings: cache_n prompt
 // tokens were read from its cache, prompt_n were evaluated.
 type apiTimings struct {
-	CacheN int64 `json:"cache_n"`
+	CacheN wireCount `json:"cache_n"`
+}
+
+// A wireCount is a token count as a provider sends it: it only informs, so
+// a count that is no int64 (a fraction, a number too large, a string)
+// does not fail the answer. A number reads as the nearest int64, anything
+// else as 0; [Usage.clamped] then bounds it.
+type wireCount int64
+
+// UnmarshalJSON reads any JSON value, and never fails.
+func (c *wireCount) UnmarshalJSON(b []byte) error {
+	if len(b) <= 18 { // the usual count, read without allocating
+		n := int64(0)
+		for _, d := range b {
+			if d < '0' || d > '9' {
+				n = -1
+				break
+			}
+			n = n*10 + int64(d-'0')
+		}
+		if n >= 0 && len(b) > 0 {
+			*c = wireCount(n)
+			return nil
+		}
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		f, _ := strconv.ParseFloat(string(b), 64) // ±Inf beyond float64, 0 if no number
+		switch {
+		case math.IsNaN(f):
+			n = 0
+		case f >= math.MaxInt64:
+			n = math.MaxInt64
+		case f <= math.MinInt64:
+			n = math.MinInt64
+		default:
+			n = int64(f)
+		}
+	}
+	*c = wireCount(n)
+	return nil
 }
 
 // usageOf returns the usage the provider reported, with the timings sent
 // beside it.
 func usageOf(u *apiUsage, t apiTimings) Usage {
-	cached := u.PromptTokensDetails.CachedTokens
+	prompt, total := int64(u.PromptTokens), int64(u.TotalTokens)
+	cached := int64(u.PromptTokensDetails.CachedTokens)
 	if cached == 0 {
-		cached = max(u.PromptCacheHitTokens, t.CacheN)
+		cached = int64(max(u.PromptCacheHitTokens, t.CacheN))
 	}
-	completion, reasoning := u.CompletionTokens, u.CompletionTokensDetails.ReasoningTokens
-	if reasoning > 0 && u.PromptTokens+completion+reasoning == u.TotalTokens {
+	completion, reasoning := int64(u.CompletionTokens), int64(u.CompletionTokensDetails.ReasoningTokens)
+	if reasoning > 0 && addTokens(addTokens(prompt, completion), reasoning) == total {
 		// Some (Gemini's endpoint, some proxies) count the reasoning
 		// apart, as their total shows; OpenAI counts it in the completion,
 		// which is what it is billed as.
-		completion += reasoning
+		completion = addTokens(completion, reasoning)
 	}
 	return Usage{
-		PromptTokens: u.PromptTokens, CompletionTokens: completion, TotalTokens: u.TotalTokens,
+		PromptTokens: prompt, CompletionTokens: completion, TotalTokens: total,
 		CachedPromptTokens: cached, ReasoningTokens: reasoning,
 	}
 }

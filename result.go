@@ -1,6 +1,8 @@
 package robby
 
 import (
+	"math"
+
 	"github.com/openai/openai-go/v3"
 )
 
@@ -41,7 +43,8 @@ type Result struct {
 // differently; robby reads OpenAI's, vLLM's and Gemini's
 // prompt_tokens_details and completion_tokens_details, DeepSeek's
 // prompt_cache_hit_tokens and llama.cpp's timings. A detail the provider
-// does not report is 0.
+// does not report is 0. A provider's numbers are untrusted: each call's
+// counts are kept within 0 and 2^40, its cost within 0 and 10^15.
 type Usage struct {
 	PromptTokens     int64
 	CompletionTokens int64
@@ -59,15 +62,55 @@ type Usage struct {
 }
 
 // Add returns u and v summed, field by field: the usage of the calls of
-// both.
+// both. A sum saturates: a count stops at the largest int64 (or the
+// smallest), a cost at the largest finite float64, rather than wrap.
 func (u Usage) Add(v Usage) Usage {
-	u.PromptTokens += v.PromptTokens
-	u.CompletionTokens += v.CompletionTokens
-	u.TotalTokens += v.TotalTokens
-	u.CachedPromptTokens += v.CachedPromptTokens
-	u.ReasoningTokens += v.ReasoningTokens
-	u.Cost += v.Cost
+	u.PromptTokens = addTokens(u.PromptTokens, v.PromptTokens)
+	u.CompletionTokens = addTokens(u.CompletionTokens, v.CompletionTokens)
+	u.TotalTokens = addTokens(u.TotalTokens, v.TotalTokens)
+	u.CachedPromptTokens = addTokens(u.CachedPromptTokens, v.CachedPromptTokens)
+	u.ReasoningTokens = addTokens(u.ReasoningTokens, v.ReasoningTokens)
+	u.Cost = addCost(u.Cost, v.Cost)
 	return u
 }
 
 func (u *Usage) add(v Usage) { *u = u.Add(v) }
+
+// addTokens returns a+b, saturated at the bounds of int64.
+func addTokens(a, b int64) int64 {
+	s := a + b
+	if (s > a) != (b > 0) { // wrapped
+		if b > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return s
+}
+
+// addCost returns a+b, saturated at the largest finite float64.
+func addCost(a, b float64) float64 {
+	return max(-math.MaxFloat64, min(a+b, math.MaxFloat64))
+}
+
+// The bounds of one model call's usage as robby reads it: a count or cost
+// beyond them is no provider's, and would only overflow the sums.
+const (
+	maxCallTokens = 1 << 40 // a thousand billion tokens
+	maxCallCost   = 1e15
+)
+
+// clamped returns u within what one model call can use: a negative count
+// or cost is 0, one beyond the bounds above the bound, a cost that is not
+// a number 0. It reports whether it changed anything.
+func (u Usage) clamped() (Usage, bool) {
+	c := u
+	for _, n := range [...]*int64{&c.PromptTokens, &c.CompletionTokens, &c.TotalTokens, &c.CachedPromptTokens, &c.ReasoningTokens} {
+		*n = max(0, min(*n, maxCallTokens))
+	}
+	if math.IsNaN(c.Cost) {
+		c.Cost = 0
+	}
+	c.Cost = max(0, min(c.Cost, maxCallCost))
+	return c, c != u
+}

@@ -3,6 +3,7 @@ package robby
 import (
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"testing"
 
@@ -55,6 +56,10 @@ var usageCases = []struct {
 	name:  "Ollama",
 	usage: `{"prompt_tokens":152,"completion_tokens":24,"total_tokens":176}`,
 	want:  Usage{PromptTokens: 152, CompletionTokens: 24, TotalTokens: 176},
+}, {
+	name:  "hostile: beyond int64, a fraction, a string, negative",
+	usage: `{"prompt_tokens":99999999999999999999,"completion_tokens":1.5,"total_tokens":"many","prompt_tokens_details":{"cached_tokens":-7}}`,
+	want:  Usage{PromptTokens: maxCallTokens, CompletionTokens: 1},
 }}
 
 // usagePrice prices the model of TestUsageDetails.
@@ -121,4 +126,48 @@ func TestUsageDetails(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestUsageHostile: a usage no model call has (negative, or beyond any
+// count) is clamped as it is read: the run's and the conversation's sums
+// stay true, and the budget's token and cost limits hold.
+func TestUsageHostile(t *testing.T) {
+	cases := []struct {
+		name               string
+		prompt, completion int
+		calls              int // the calls made before a limit is reached
+	}{
+		{"negative", -1_000_000, -5, 3},
+		{"overflowing", math.MaxInt64, 1, 1},
+	}
+	for _, tc := range cases {
+		for _, limit := range []Budget{{Tokens: 100}, {Cost: 0.1}} {
+			t.Run(fmt.Sprintf("%s/%+v", tc.name, limit), func(t *testing.T) {
+				srv := newServer(t)
+				call := robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`))
+				srv.Reply(call.WithUsage(tc.prompt, tc.completion), call.WithUsage(50, 10),
+					call.WithUsage(50, 10), robbytest.Text("3"))
+				a := newTestAgent(t, srv, WithTools(addTool), WithBudget(limit), WithPrices(budgetPrice))
+				res, err := a.Run(t.Context(), "Add.")
+				require.ErrorIs(t, err, ErrBudget)
+				assert.Equal(t, tc.calls, len(srv.Requests()), "the limit held")
+				for _, u := range []Usage{res.Usage, a.Usage()} {
+					for _, n := range []int64{u.PromptTokens, u.CompletionTokens, u.TotalTokens} {
+						assert.True(t, n >= 0 && n <= maxCallTokens*int64(tc.calls), "%+v", u)
+					}
+					assert.True(t, u.Cost >= 0 && !math.IsInf(u.Cost, 0), "%+v", u)
+				}
+			})
+		}
+	}
+}
+
+// TestUsageAddSaturates: sums stop at the bounds rather than wrap.
+func TestUsageAddSaturates(t *testing.T) {
+	big := Usage{PromptTokens: math.MaxInt64, CompletionTokens: math.MinInt64, Cost: math.MaxFloat64}
+	sum := big.Add(Usage{PromptTokens: 1, CompletionTokens: -1, Cost: math.MaxFloat64})
+	assert.Equal(t, Usage{PromptTokens: math.MaxInt64, CompletionTokens: math.MinInt64, Cost: math.MaxFloat64}, sum)
+	assert.Equal(t, Usage{PromptTokens: 3, Cost: 0.5}, Usage{PromptTokens: 1, Cost: 0.25}.Add(Usage{PromptTokens: 2, Cost: 0.25}))
+	assert.Equal(t, 0.0, Price{Input: 1}.Cost(Usage{PromptTokens: -5}), "a negative count costs nothing")
+	assert.Equal(t, math.MaxFloat64, Price{Input: math.MaxFloat64}.Cost(Usage{PromptTokens: maxCallTokens}))
 }
