@@ -10,6 +10,10 @@
 #                        client of cmd/robby's node_test.go
 #   .bench/inspector     the MCP Inspector, whose CLI is the MCP host of
 #                        cmd/robby's inspector_test.go
+#   .bench/webui         the Vercel AI SDK (npm ai) and AG-UI's client, the
+#                        clients of cmd/robby's node_ui_test.go; marked and
+#                        DOMPurify, which the chat page vendors (a test checks
+#                        its copies are these files)
 # Idempotent: what is installed already is skipped. Nothing is fetched at
 # test time: the tests run what this installed.
 set -euo pipefail
@@ -22,6 +26,10 @@ NODE_MAJOR=22
 CONFORMANCE_VERSION=0.2.0-alpha.12
 OPENAI_NODE_VERSION=7.57.0
 INSPECTOR_VERSION=2.12.0
+AI_VERSION=7.0.173
+AGUI_VERSION=1.0.0
+MARKED_VERSION=18.2.1
+DOMPURIFY_VERSION=3.4.18
 
 # installed DIR PACKAGE VERSION FILE: is PACKAGE installed under DIR at
 # VERSION (or, for a bare major version, at one of its releases), with FILE
@@ -30,7 +38,7 @@ installed() {
 	local pkg="$1/node_modules/$2"
 	[[ -f $pkg/package.json && -f $pkg/$4 ]] || return 1
 	local v
-	v=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg/package.json" | head -n1)
+	v=$(sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([0-9][^"]*\)".*/\1/p' "$pkg/package.json" | head -n1)
 	[[ $v == "$3" || $v == "$3".* ]]
 }
 
@@ -103,6 +111,21 @@ installed "$BENCH/inspector" "$inspector" "$INSPECTOR_VERSION" clients/launcher/
 	install "$BENCH/inspector" "$inspector@$INSPECTOR_VERSION"
 installed "$BENCH/inspector" "$inspector" "$INSPECTOR_VERSION" clients/launcher/build/index.js || {
 	echo "install-mcp: $inspector@$INSPECTOR_VERSION missing after install" >&2
+	exit 1
+}
+
+webui=("ai@$AI_VERSION" "@ag-ui/client@$AGUI_VERSION" "@ag-ui/core@$AGUI_VERSION"
+	"marked@$MARKED_VERSION" "dompurify@$DOMPURIFY_VERSION")
+webui_ok() {
+	installed "$BENCH/webui" ai "$AI_VERSION" package.json &&
+		installed "$BENCH/webui" @ag-ui/client "$AGUI_VERSION" package.json &&
+		installed "$BENCH/webui" @ag-ui/core "$AGUI_VERSION" package.json &&
+		installed "$BENCH/webui" marked "$MARKED_VERSION" package.json &&
+		installed "$BENCH/webui" dompurify "$DOMPURIFY_VERSION" package.json
+}
+webui_ok || install "$BENCH/webui" "${webui[@]}"
+webui_ok || {
+	echo "install-mcp: the web UI packages (${webui[*]}) missing after install" >&2
 	exit 1
 }
 

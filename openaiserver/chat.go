@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/internal/randid"
 )
 
@@ -48,7 +49,7 @@ func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var res *robby.Result
 		res, err = conv.Resume(r.Context(), opts...)
-		if err == nil || limited(err) {
+		if err == nil || httpapi.Limited(err) {
 			reply.complete(res, err)
 			return
 		}

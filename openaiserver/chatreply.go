@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/internal/trunc"
 )
 
@@ -37,7 +38,7 @@ func finishReason(res *robby.Result, err error) string {
 	switch {
 	case len(res.Pending) > 0:
 		return "tool_calls"
-	case limited(err):
+	case httpapi.Limited(err):
 		return "length"
 	}
 	return "stop"
@@ -62,7 +63,7 @@ func (cr *chatReply) complete(res *robby.Result, err error) {
 		msg.Content = &res.Text
 	}
 	fr := finishReason(res, err)
-	writeJSON(cr.w, http.StatusOK, wireCompletion{
+	httpapi.WriteJSON(cr.w, http.StatusOK, wireCompletion{
 		ID: cr.id, Object: "chat.completion", Created: cr.created, Model: cr.model,
 		Choices: []wireChoice{{Message: msg, FinishReason: &fr}},
 		Usage:   usageWire(res.Usage),
@@ -88,7 +89,7 @@ func (cr *chatReply) stream(events iter.Seq2[robby.Event, error]) error {
 				cr.delta(&wireMessage{ReasoningContent: fmt.Sprintf("← %s: %s\n", ev.ToolCall.Name, trunc.Excerpt(ev.ToolResult.Output, 500))})
 			}
 		case robby.EventDone:
-			if err != nil && !limited(err) {
+			if err != nil && !httpapi.Limited(err) {
 				return err
 			}
 			cr.finish(ev.Result, err)
@@ -103,7 +104,7 @@ func (cr *chatReply) start() {
 		return
 	}
 	cr.started = true
-	startSSE(cr.w)
+	httpapi.StartSSE(cr.w)
 	empty := ""
 	cr.chunk(&wireMessage{Role: "assistant", Content: &empty}, nil)
 }
@@ -148,10 +149,10 @@ func (cr *chatReply) finish(res *robby.Result, err error) {
 // fail reports err: with its status while nothing was written, or as an
 // error event in the stream, as OpenAI does.
 func (cr *chatReply) fail(err error, requestID string) {
-	status, msg := upstreamError(err, requestID)
+	status, msg := httpapi.UpstreamError(err, requestID)
 	if !cr.started {
 		writeAPIError(cr.w, status, "upstream_error", "", msg)
 		return
 	}
-	cr.event(map[string]any{"error": apiErrorBody{Message: msg, Type: "upstream_error"}})
+	cr.event(map[string]any{"error": httpapi.ErrorBody{Message: msg, Type: "upstream_error"}})
 }

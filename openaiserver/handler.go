@@ -1,23 +1,17 @@
 package openaiserver
 
 import (
-	"bytes"
-	"context"
-	"crypto/subtle"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"mime"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/robby-go/robby"
-	"github.com/robby-go/robby/internal/randid"
+	"github.com/robby-go/robby/internal/httpapi"
 )
 
 // DefaultMaxRequestBytes bounds the body of a request to a [Handler].
@@ -123,6 +117,7 @@ type Handler struct {
 	opts   Options
 	mux    *http.ServeMux
 	runs   runs // the stored responses running, for cancel
+	guard  httpapi.Guard
 }
 
 // New serves agents under their model names. The map and opts are copied:
@@ -143,6 +138,7 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 	if h.opts.Logger == nil {
 		h.opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	h.guard = httpapi.Guard{Tokens: h.opts.Tokens, Origins: h.opts.CORSOrigins}
 	h.mux.HandleFunc("POST /v1/chat/completions", h.chatCompletions)
 	h.mux.HandleFunc("GET /v1/models", h.models)
 	h.mux.HandleFunc("POST /v1/responses", h.createResponse)
@@ -160,75 +156,9 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 // ServeHTTP answers the request after checking its origin and its bearer
 // token.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Request-Id", "req_"+randid.Alnum(24))
-	if origin := r.Header.Get("Origin"); origin != "" {
-		if !h.allowOrigin(w, r, origin) {
-			return
-		}
-		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-			w.WriteHeader(http.StatusNoContent) // a preflight, answered without a token
-			return
-		}
+	if r, ok := h.guard.Admit(w, r); ok {
+		h.mux.ServeHTTP(w, r)
 	}
-	user, ok := h.user(r.Header.Get("Authorization"))
-	if !ok {
-		writeAPIError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
-			"Missing or incorrect bearer token.")
-		return
-	}
-	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
-}
-
-// userKey is the context key of the user a request authenticated as.
-type userKey struct{}
-
-// userOf returns the user a request authenticated as.
-func userOf(r *http.Request) string {
-	user, _ := r.Context().Value(userKey{}).(string)
-	return user
-}
-
-// user returns the user whose token an Authorization header carries. The
-// scheme's name is case-insensitive (RFC 9110, section 11.1). Every token
-// is compared, in constant time, whichever matches.
-func (h *Handler) user(header string) (string, bool) {
-	if len(h.opts.Tokens) == 0 {
-		return "", true
-	}
-	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	got = strings.TrimLeft(got, " ")
-	user, found := "", false
-	for token, u := range h.opts.Tokens {
-		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
-			user, found = u, true
-		}
-	}
-	return user, found
-}
-
-// allowOrigin gives a browser of a listed origin CORS permission, or
-// answers 403 and returns false.
-func (h *Handler) allowOrigin(w http.ResponseWriter, r *http.Request, origin string) bool {
-	hd := w.Header()
-	hd.Add("Vary", "Origin")
-	if !slices.Contains(h.opts.CORSOrigins, origin) && !slices.Contains(h.opts.CORSOrigins, "*") {
-		writeAPIError(w, http.StatusForbidden, "invalid_request_error", "origin_not_allowed",
-			fmt.Sprintf("Requests from the web origin %q are not allowed: the server's operator can list it (robby serve -cors).", origin))
-		return false
-	}
-	hd.Set("Access-Control-Allow-Origin", origin)
-	if r.Method == http.MethodOptions {
-		hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {
-			hd.Set("Access-Control-Allow-Headers", asked)
-		}
-		hd.Set("Access-Control-Max-Age", "600")
-		hd.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
-	}
-	return true
 }
 
 // models lists the agents' names, sorted.
@@ -238,7 +168,7 @@ func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
 	for _, name := range names {
 		list.Data = append(list.Data, wireModel{ID: name, Object: "model", OwnedBy: "robby"})
 	}
-	writeJSON(w, http.StatusOK, list)
+	httpapi.WriteJSON(w, http.StatusOK, list)
 }
 
 // agent returns the agent that model names, and r with the trace context
@@ -258,53 +188,8 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request, model string) (*
 	return agent, r
 }
 
-// readBody reads a request's body, of at most limit bytes, into a buffer
-// of the size it announces; one announced too large is not read.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, &http.MaxBytesError{Limit: limit}
-	}
-	var buf bytes.Buffer
-	if n := r.ContentLength; n > 0 {
-		buf.Grow(int(n) + 1) // +1: the read that sees the end
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	return buf.Bytes(), err
-}
-
-// isJSON reports whether a Content-Type says JSON.
-func isJSON(contentType string) bool {
-	t, _, err := mime.ParseMediaType(contentType)
-	return err == nil && t == "application/json"
-}
-
 // readJSON reads the body of a request that says it is JSON, within the
 // size limit, or answers the error (415, 413, 400) and returns false.
 func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if !isJSON(r.Header.Get("Content-Type")) {
-		writeAPIError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type",
-			"The request body must be JSON, sent with Content-Type: application/json.")
-		return nil, false
-	}
-	body, err := readBody(w, r, h.opts.MaxRequestBytes)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeAPIError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large",
-				fmt.Sprintf("Request body is larger than %d bytes.", tooBig.Limit))
-			return nil, false
-		}
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "", "Could not read the request body: "+err.Error())
-		return nil, false
-	}
-	return body, true
-}
-
-// startSSE writes the headers of an event stream.
-func startSSE(w http.ResponseWriter) {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no") // no proxy buffering
-	w.WriteHeader(http.StatusOK)
+	return httpapi.ReadJSON(w, r, h.opts.MaxRequestBytes)
 }

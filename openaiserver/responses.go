@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/internal/randid"
 )
 
@@ -67,7 +68,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
 	}
-	run, err := h.prepare(r.Context(), userOf(r), agent, req)
+	run, err := h.prepare(r.Context(), httpapi.User(r), agent, req)
 	if err != nil {
 		h.refuse(w, r, err, "previous_response_id")
 		return
@@ -87,7 +88,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var res *robby.Result
 		res, err = run.conv.Resume(ctx, run.opts...)
-		if err == nil || limited(err) {
+		if err == nil || httpapi.Limited(err) {
 			reply.complete(res, err)
 			return
 		}
@@ -301,12 +302,12 @@ func newResponse(req *responsesRequest) wireResponse {
 // the user's.
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	resp, err := h.stored(r.Context(), userOf(r), id)
+	resp, err := h.stored(r.Context(), httpapi.User(r), id)
 	if err != nil {
 		h.refuse(w, r, err, "")
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 // deleteResponse answers DELETE /v1/responses/{id}: the user's response
@@ -317,7 +318,7 @@ func (h *Handler) deleteResponse(w http.ResponseWriter, r *http.Request) {
 	conv, _, ok := parseResponseID(id)
 	err := notFound("Response with id '%s' not found.", id)
 	if ok && h.opts.Store != nil {
-		if err = h.opts.Store.Delete(r.Context(), userOf(r), conv); errors.Is(err, robby.ErrNoConversation) {
+		if err = h.opts.Store.Delete(r.Context(), httpapi.User(r), conv); errors.Is(err, robby.ErrNoConversation) {
 			err = notFound("Response with id '%s' not found.", id)
 		}
 	}
@@ -325,5 +326,5 @@ func (h *Handler) deleteResponse(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, err, "")
 		return
 	}
-	writeJSON(w, http.StatusOK, wireDeleted{ID: id, Object: "response", Deleted: true})
+	httpapi.WriteJSON(w, http.StatusOK, wireDeleted{ID: id, Object: "response", Deleted: true})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+
+	"github.com/robby-go/robby/internal/httpapi"
 )
 
 // errCancelled stops the run of a response that POST
@@ -56,7 +58,7 @@ func (rs *runs) get(id string) *liveRun {
 // whose run is another replica's, cannot be cancelled here.
 func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	user := userOf(r)
+	user := httpapi.User(r)
 	if _, _, _, err := h.load(r.Context(), user, id); err != nil {
 		h.refuse(w, r, err, "")
 		return
@@ -78,5 +80,5 @@ func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, err, "")
 		return
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/chattext"
+	"github.com/robby-go/robby/internal/httpapi"
 )
 
 // Input items are the messages of a stored response's conversation
@@ -40,7 +41,7 @@ func (h *Handler) inputItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	c, msgs, start, err := h.load(r.Context(), userOf(r), id)
+	c, msgs, start, err := h.load(r.Context(), httpapi.User(r), id)
 	if err != nil {
 		h.refuse(w, r, err, "")
 		return
@@ -64,7 +65,7 @@ func (h *Handler) inputItems(w http.ResponseWriter, r *http.Request) {
 	if n := len(page.Data); n > 0 {
 		page.FirstID, page.LastID = page.Data[0].ID, page.Data[n-1].ID
 	}
-	writeJSON(w, http.StatusOK, page)
+	httpapi.WriteJSON(w, http.StatusOK, page)
 }
 
 func indexOf(items []wireItem, id string) int {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/chattext"
+	"github.com/robby-go/robby/internal/httpapi"
 )
 
 // responsesReply writes the answer to one Responses request, as a response
@@ -31,7 +32,7 @@ type responsesReply struct {
 // complete writes a plain reply.
 func (rr *responsesReply) complete(res *robby.Result, err error) {
 	rr.done(res, err)
-	writeJSON(rr.w, http.StatusOK, rr.resp)
+	httpapi.WriteJSON(rr.w, http.StatusOK, rr.resp)
 }
 
 // done sets the response's output, usage and status, as the run ended.
@@ -133,7 +134,7 @@ func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 		case robby.EventToolCall, robby.EventTurnEnd:
 			rr.closeText()
 		case robby.EventDone:
-			if err != nil && !limited(err) {
+			if err != nil && !httpapi.Limited(err) {
 				return err
 			}
 			rr.finish(ev.Result, err)
@@ -150,7 +151,7 @@ func (rr *responsesReply) start() {
 		return
 	}
 	rr.started = true
-	startSSE(rr.w)
+	httpapi.StartSSE(rr.w)
 	rr.event(wireEvent{Type: "response.created", Response: &rr.resp})
 	rr.event(wireEvent{Type: "response.in_progress", Response: &rr.resp})
 }
@@ -233,13 +234,13 @@ func (rr *responsesReply) cancelled() {
 		rr.closeText()
 		return
 	}
-	writeJSON(rr.w, http.StatusOK, rr.resp)
+	httpapi.WriteJSON(rr.w, http.StatusOK, rr.resp)
 }
 
 // fail reports err: with its status while nothing was written, or as an
 // error event and response.failed, as OpenAI does.
 func (rr *responsesReply) fail(err error, requestID string) {
-	status, msg := upstreamError(err, requestID)
+	status, msg := httpapi.UpstreamError(err, requestID)
 	rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
 	if !rr.started {
 		writeAPIError(rr.w, status, "upstream_error", "", msg)

@@ -1,0 +1,123 @@
+package agui
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/httpapi"
+)
+
+// DefaultMaxRequestBytes bounds the body of a request to a [Handler].
+const DefaultMaxRequestBytes = 8 << 20
+
+// DefaultMaxMessages bounds the messages of a request to a [Handler].
+const DefaultMaxMessages = 10_000
+
+// Options configures a [Handler]. The zero value serves anyone (no
+// token), keeps nothing, and answers no browser of another origin.
+type Options struct {
+	// Tokens are the bearer tokens a request may carry, each mapped to
+	// the user it authenticates, whose threads it reaches. With none,
+	// every request is of the user "". A request without a listed token
+	// is answered 401.
+	Tokens map[string]string
+	// Store keeps each user's threads. Closing it is the caller's job.
+	Store robby.Store
+	// CORSOrigins are the web origins (or "*") whose pages may call the
+	// handler from a browser; a request from another origin is answered
+	// 403.
+	CORSOrigins []string
+	// MaxRequestBytes bounds a request's body (default
+	// [DefaultMaxRequestBytes]); a larger one is answered 413.
+	MaxRequestBytes int64
+	// MaxMessages bounds the messages of a request (default
+	// [DefaultMaxMessages]); a request with more is answered 400.
+	MaxMessages int
+	// Logger receives one line per failed run, with the request id its
+	// client was given. The default discards.
+	Logger *slog.Logger
+}
+
+// A Handler serves an agent over AG-UI (see the package doc). Each run is
+// a fresh [robby.Agent.Clone] of it. A Handler is safe for concurrent
+// use; closing the agent is the caller's job.
+type Handler struct {
+	agent *robby.Agent
+	opts  Options
+	guard httpapi.Guard
+}
+
+// New serves agent. opts is copied.
+func New(agent *robby.Agent, opts Options) *Handler {
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if opts.MaxMessages <= 0 {
+		opts.MaxMessages = DefaultMaxMessages
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.Tokens, opts.CORSOrigins = maps.Clone(opts.Tokens), slices.Clone(opts.CORSOrigins)
+	return &Handler{agent: agent, opts: opts, guard: httpapi.Guard{Tokens: opts.Tokens, Origins: opts.CORSOrigins}}
+}
+
+// ServeHTTP runs the agent on a RunAgentInput, after checking the
+// request's origin and token.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, ok := h.guard.Admit(w, r)
+	if !ok {
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		httpapi.WriteError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed", "",
+			"An AG-UI run is started with POST.")
+		return
+	}
+	body, ok := httpapi.ReadJSON(w, r, h.opts.MaxRequestBytes)
+	if !ok {
+		return
+	}
+	in, err := decodeInput(body, h.opts.MaxMessages)
+	if err == nil {
+		err = callerToolsFree(h.agent, in)
+	}
+	if err != nil {
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
+		return
+	}
+	events, err := h.start(r, in)
+	if err != nil {
+		httpapi.WriteError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
+		return
+	}
+	out := newStream(w, in.ThreadID, in.RunID)
+	err = out.run(events)
+	if err != nil && r.Context().Err() == nil && !httpapi.Limited(err) {
+		id := w.Header().Get("X-Request-Id")
+		h.opts.Logger.WarnContext(r.Context(), "robby: AG-UI run failed", slog.String("request_id", id),
+			slog.String("thread", in.ThreadID), slog.Any("error", err))
+		out.fail(err, id)
+	}
+}
+
+// callerToolsFree refuses front-end tools named as the agent's own.
+func callerToolsFree(agent *robby.Agent, in *input) error {
+	for _, t := range agent.Tools() {
+		for _, c := range in.tools {
+			if c.Name == t.Name() {
+				return fmt.Errorf("the tool %q is the agent's own: a front-end tool needs another name", c.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// errNoInput reports a stored thread's run given nothing new.
+var errNoInput = errors.New("the last message must be the user's, or tool messages answering the last calls")

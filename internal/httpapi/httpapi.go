@@ -1,0 +1,214 @@
+// Package httpapi holds what robby's HTTP endpoints (openaiserver,
+// uistream, agui) share: the bearer-token and CORS check before every
+// route, errors in OpenAI's JSON shape, bounded JSON bodies and the
+// headers of an event stream.
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/randid"
+)
+
+// A Guard admits the requests of a set of bearer tokens, from browsers of
+// a set of web origins. Its fields are not changed once it serves.
+type Guard struct {
+	// Tokens map each bearer token to the user it authenticates; with
+	// none, every request is of the user "".
+	Tokens map[string]string
+	// Origins are the web origins (or "*") whose pages may call.
+	Origins []string
+}
+
+// Admit gives the request its X-Request-Id, checks its origin and token,
+// and returns it with its user in its context ([User]). When it returns
+// false, the request has been answered: a preflight (204), a foreign
+// origin (403) or a missing token (401).
+func (g *Guard) Admit(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	w.Header().Set("X-Request-Id", "req_"+randid.Alnum(24))
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if !g.allowOrigin(w, r, origin) {
+			return r, false
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.WriteHeader(http.StatusNoContent) // a preflight, answered without a token
+			return r, false
+		}
+	}
+	user, ok := g.user(r.Header.Get("Authorization"))
+	if !ok {
+		WriteError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "",
+			"Missing or incorrect bearer token.")
+		return r, false
+	}
+	return r.WithContext(context.WithValue(r.Context(), userKey{}, user)), true
+}
+
+// userKey is the context key of the user a request authenticated as.
+type userKey struct{}
+
+// User returns the user an admitted request authenticated as.
+func User(r *http.Request) string {
+	user, _ := r.Context().Value(userKey{}).(string)
+	return user
+}
+
+// user returns the user whose token an Authorization header carries. The
+// scheme's name is case-insensitive (RFC 9110, section 11.1). Every token
+// is compared, in constant time, whichever matches.
+func (g *Guard) user(header string) (string, bool) {
+	if len(g.Tokens) == 0 {
+		return "", true
+	}
+	scheme, got, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	got = strings.TrimLeft(got, " ")
+	user, found := "", false
+	for token, u := range g.Tokens {
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
+			user, found = u, true
+		}
+	}
+	return user, found
+}
+
+// allowOrigin gives a browser of a listed origin CORS permission, or
+// answers 403 and returns false.
+func (g *Guard) allowOrigin(w http.ResponseWriter, r *http.Request, origin string) bool {
+	hd := w.Header()
+	hd.Add("Vary", "Origin")
+	if !slices.Contains(g.Origins, origin) && !slices.Contains(g.Origins, "*") {
+		WriteError(w, http.StatusForbidden, "invalid_request_error", "origin_not_allowed", "",
+			fmt.Sprintf("Requests from the web origin %q are not allowed: the server's operator can list it (robby serve -cors).", origin))
+		return false
+	}
+	hd.Set("Access-Control-Allow-Origin", origin)
+	if r.Method == http.MethodOptions {
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE")
+		if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {
+			hd.Set("Access-Control-Allow-Headers", asked)
+		}
+		hd.Set("Access-Control-Max-Age", "600")
+		hd.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+	}
+	return true
+}
+
+// ErrorBody is an error in OpenAI's shape, the member "error" of an error
+// answer or of an error event in a stream.
+type ErrorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// WriteError writes an error in OpenAI's shape; code and param may be
+// empty.
+func WriteError(w http.ResponseWriter, status int, typ, code, param, msg string) {
+	e := ErrorBody{Message: msg, Type: typ}
+	if code != "" {
+		e.Code = &code
+	}
+	if param != "" {
+		e.Param = &param
+	}
+	WriteJSON(w, status, map[string]any{"error": e})
+}
+
+// WriteJSON writes v as a JSON answer.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// readBody reads a request's body, of at most limit bytes, into a buffer
+// of the size it announces; one announced too large is not read.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, &http.MaxBytesError{Limit: limit}
+	}
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		buf.Grow(int(n) + 1) // +1: the read that sees the end
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	return buf.Bytes(), err
+}
+
+// IsJSON reports whether a Content-Type says JSON.
+func IsJSON(contentType string) bool {
+	t, _, err := mime.ParseMediaType(contentType)
+	return err == nil && t == "application/json"
+}
+
+// ReadJSON reads the body of a request that says it is JSON, of at most
+// limit bytes, or answers the error (415, 413, 400) and returns false. A
+// web page can post a form to any address, but not JSON.
+func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	if !IsJSON(r.Header.Get("Content-Type")) {
+		WriteError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "",
+			"The request body must be JSON, sent with Content-Type: application/json.")
+		return nil, false
+	}
+	body, err := readBody(w, r, limit)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			WriteError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "request_too_large", "",
+				fmt.Sprintf("Request body is larger than %d bytes.", tooBig.Limit))
+			return nil, false
+		}
+		WriteError(w, http.StatusBadRequest, "invalid_request_error", "", "", "Could not read the request body: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+// StartSSE writes the headers of an event stream, and more: extra
+// headers may be set on w before.
+func StartSSE(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // no proxy buffering
+	w.WriteHeader(http.StatusOK)
+}
+
+// Limited reports whether err ended a run at a limit of the agent's, the
+// turn limit or its budget: the run's partial result is the reply, as a
+// reply cut short, not an error.
+func Limited(err error) bool {
+	return errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrBudget)
+}
+
+// UpstreamError returns the status and message that tell a client why a
+// run failed. The model endpoint's own error is passed on; any other
+// failure (the endpoint unreachable, a reply robby could not read) is
+// reported by request id only, since its text names addresses the client
+// has no business knowing.
+func UpstreamError(err error, requestID string) (status int, msg string) {
+	var apiErr *robby.APIError
+	if errors.As(err, &apiErr) {
+		status = http.StatusBadGateway
+		if apiErr.StatusCode >= 400 {
+			status = apiErr.StatusCode
+		}
+		return status, "upstream: " + apiErr.Message
+	}
+	return http.StatusBadGateway,
+		fmt.Sprintf("The agent could not get an answer from its model (request id %s); the server's log has the details.", requestID)
+}

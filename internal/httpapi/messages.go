@@ -1,0 +1,137 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby"
+)
+
+// AssistantMessage is an assistant message of text and calls, as a
+// client's history gives it back.
+func AssistantMessage(text string, calls []robby.ToolCall) openai.ChatCompletionMessageParamUnion {
+	var m openai.ChatCompletionAssistantMessageParam
+	if text != "" || len(calls) == 0 {
+		m.Content.OfString = openai.String(text)
+	}
+	for _, c := range calls {
+		m.ToolCalls = append(m.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+			OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: c.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments}}})
+	}
+	return openai.ChatCompletionMessageParamUnion{OfAssistant: &m}
+}
+
+// StoredMessage is what a UI reads of a stored chat message.
+type StoredMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCalls  []StoredCall    `json:"tool_calls"`
+	ToolCallID string          `json:"tool_call_id"`
+}
+
+// StoredCall is a tool call of a stored assistant message.
+type StoredCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Text returns the message's text: its content string, or its text parts
+// joined.
+func (m *StoredMessage) Text() string {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type, Text string
+	}
+	json.Unmarshal(m.Content, &parts)
+	for _, p := range parts {
+		if p.Type == "text" {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// WireUsage is a run's usage as the UIs read it.
+type WireUsage struct {
+	PromptTokens       int64   `json:"promptTokens"`
+	CompletionTokens   int64   `json:"completionTokens"`
+	TotalTokens        int64   `json:"totalTokens"`
+	CachedPromptTokens int64   `json:"cachedPromptTokens,omitempty"`
+	ReasoningTokens    int64   `json:"reasoningTokens,omitempty"`
+	Cost               float64 `json:"cost,omitempty"`
+}
+
+// UsageOf returns u as the UIs read it.
+func UsageOf(u robby.Usage) *WireUsage {
+	return &WireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		CachedPromptTokens: u.CachedPromptTokens, ReasoningTokens: u.ReasoningTokens, Cost: u.Cost}
+}
+
+// Notice is an MCP server's progress or log message on a call, as the UIs
+// read it.
+type Notice struct {
+	Server   string  `json:"server"`
+	Tool     string  `json:"tool"`
+	Level    string  `json:"level,omitempty"`
+	Message  string  `json:"message,omitempty"`
+	Progress float64 `json:"progress,omitempty"`
+	Total    float64 `json:"total,omitempty"`
+}
+
+// NoticeOf returns n as the UIs read it.
+func NoticeOf(n *robby.Notice) Notice {
+	return Notice{Server: n.Server, Tool: n.Tool, Level: n.Level, Message: n.Message, Progress: n.Progress, Total: n.Total}
+}
+
+// Compaction is what compaction did to a request, as the UIs read it.
+type Compaction struct {
+	Policy          string `json:"policy"`
+	Retry           bool   `json:"retry,omitempty"`
+	TurnsDropped    int    `json:"turnsDropped"`
+	MessagesDropped int    `json:"messagesDropped"`
+	MessagesCut     int    `json:"messagesCut,omitempty"`
+	TokensBefore    int    `json:"tokensBefore"`
+	TokensAfter     int    `json:"tokensAfter"`
+	Budget          int    `json:"budget"`
+}
+
+// CompactionOf returns c as the UIs read it.
+func CompactionOf(c *robby.Compaction) Compaction {
+	return Compaction{Policy: c.Policy, Retry: c.Retry, TurnsDropped: c.TurnsDropped, MessagesDropped: c.MessagesDropped,
+		MessagesCut: c.MessagesCut, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, Budget: c.Budget}
+}
+
+// Stopped names the limit that err ended a run at ("budget",
+// "max_turns"), or "".
+func Stopped(err error) string {
+	switch {
+	case errors.Is(err, robby.ErrBudget):
+		return "budget"
+	case errors.Is(err, robby.ErrMaxTurns):
+		return "max_turns"
+	}
+	return ""
+}
+
+// ValidID reports whether id may name a stored conversation a client
+// gives: 1 to 128 letters, digits, '-' or '_'.
+func ValidID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
