@@ -45,6 +45,13 @@ func newProtected(t *testing.T) *protected {
 		&oauthex.ProtectedResourceMetadata{Resource: p.url, AuthorizationServers: []string{p.as.URL}, ScopesSupported: []string{"read"}}))
 
 	server := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+	// A session whose client lost its grant cannot end itself with an
+	// authorized DELETE: the server ends what is left.
+	t.Cleanup(func() {
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
+	})
 	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "Who the token is for"},
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			info := req.Extra.TokenInfo
