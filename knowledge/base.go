@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/robby-go/robby/internal/sqlitefile"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 )
 
@@ -72,9 +74,14 @@ func WithChunkSize(size, overlap int) Option {
 }
 
 // Open opens the knowledge base in the SQLite file at path, creating the
-// file and its tables if needed.
+// file and its tables if needed. The path is a file's path, never a URI:
+// "notes#1.db" is that file.
 func Open(path string, opts ...Option) (*Base, error) {
-	dsn := "file:" + path + "?_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	dsn, err := sqlitefile.URI(path, url.Values{"_pragma": {
+		"foreign_keys(1)", "busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)"}})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: open %q: %w", path, err)
+	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("knowledge: open %s: %w", path, err)

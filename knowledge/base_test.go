@@ -358,3 +358,26 @@ func TestConcurrentUse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, docs, 1+4*6)
 }
+
+// A path is a path: "notes#1.db" and "notes#2.db" are two bases, neither of
+// them "notes" (the driver read '#' as a URI's fragment, '?' as its query).
+func TestPathIsNotAURI(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, names := range [][2]string{{"what?.db", "what?x.db"}, {"notes#1.db", "notes#2.db"}} {
+		for i, name := range names {
+			b, err := knowledge.Open(filepath.Join(dir, name))
+			require.NoError(t, err)
+			rep, err := b.Add(ctx, knowledge.Document{ID: "d", Text: fmt.Sprint("document ", i)})
+			require.NoError(t, err)
+			assert.Equal(t, 1, rep.Added, "%s is a base of its own", name)
+			require.NoError(t, b.Close())
+			_, err = os.Stat(filepath.Join(dir, name))
+			assert.NoError(t, err, "%s is written to itself", name)
+		}
+	}
+	for _, stray := range []string{"what", "notes"} {
+		_, err := os.Stat(filepath.Join(dir, stray))
+		assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written to %s", stray)
+	}
+}

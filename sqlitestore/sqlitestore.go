@@ -25,6 +25,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/convstore"
+	"github.com/robby-go/robby/internal/sqlitefile"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -44,14 +45,19 @@ const busyTimeout = 5 * time.Second
 
 // Open opens the store in the SQLite file at path, creating the file and
 // the store's tables, or migrating them to this version's schema, as
-// needed. Close it when done.
+// needed. The path is a file's path, never a URI: "what?.db" is that file.
+// Close it when done.
 func Open(ctx context.Context, path string) (*Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Set("_txlock", "immediate") // take the write lock at BEGIN, not midway
-	write, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	writeURI, err := sqlitefile.URI(path, q)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: %q: %w", path, err)
+	}
+	write, err := sql.Open("sqlite", writeURI)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: %w", err)
 	}
@@ -59,7 +65,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 	q.Del("_txlock")
 	q.Add("_pragma", "query_only(1)")
-	read, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	readURI, _ := sqlitefile.URI(path, q) // the same path: no error
+	read, err := sql.Open("sqlite", readURI)
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlitestore: %w", err)

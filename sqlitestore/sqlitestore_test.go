@@ -148,3 +148,27 @@ func TestForkChainStorage(t *testing.T) {
 	require.NoError(t, db.QueryRow(`SELECT count(*) FROM robby_store_messages`).Scan(&rows))
 	assert.Equal(t, 2*k, rows)
 }
+
+// A path is a path: "what?.db" and "what?x.db" are two files, neither of
+// them "what" (the driver read the '?' as a URI's query, and '#' as its
+// fragment, so two paths shared one file).
+func TestPathIsNotAURI(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, names := range [][2]string{{"what?.db", "what?x.db"}, {"notes#1.db", "notes#2.db"}, {"100%25.db", "100%.db"}} {
+		a := open(t, filepath.Join(dir, names[0]))
+		b := open(t, filepath.Join(dir, names[1]))
+		_, err := a.Create(ctx, robby.Conversation{User: "u", ID: "c"})
+		require.NoError(t, err)
+		_, err = b.Create(ctx, robby.Conversation{User: "u", ID: "c"})
+		require.NoError(t, err, "%s and %s are two stores", names[0], names[1])
+		for _, name := range names {
+			_, err := os.Stat(filepath.Join(dir, name))
+			assert.NoError(t, err, "%s is written to itself", name)
+		}
+	}
+	for _, stray := range []string{"what", "notes"} {
+		_, err := os.Stat(filepath.Join(dir, stray))
+		assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written to %s", stray)
+	}
+}
