@@ -74,4 +74,6 @@ type funcEvaluator struct {
 
 func (f funcEvaluator) Name() string { return f.name }
 
-func (f funcEvaluator) Evaluate(ctx context.Context, out *Output) (Score, error) { return f.fn(ctx, out) }
+func (f funcEvaluator) Evaluate(ctx context.Context, out *Output) (Score, error) {
+	return f.fn(ctx, out)
+}

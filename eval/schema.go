@@ -79,13 +79,24 @@ func resolvedFor[T any]() (*jsonschema.Resolved, error) {
 // fields are equal.
 func EqualsExpectedValue() Evaluator {
 	return Func("equals_value", func(_ context.Context, out *Output) (Score, error) {
-		want := mustJSON(out.Case.ExpectedValue)
-		if out.Value == nil {
-			return fail("no typed value to compare with " + want), nil
-		}
-		got := mustJSON(out.Value)
-		return verdict(jsonEqual(got, want), "the value is "+want, "the value "+got+" is not "+want), nil
+		return equalsValue(out, out.Case.ExpectedValue), nil
 	})
+}
+
+// EqualsValue passes a [Typed] run whose value equals want as JSON.
+func EqualsValue(want any) Evaluator {
+	return Func("equals_value", func(_ context.Context, out *Output) (Score, error) {
+		return equalsValue(out, want), nil
+	})
+}
+
+func equalsValue(out *Output, value any) Score {
+	want := mustJSON(value)
+	if out.Value == nil {
+		return fail("no typed value to compare with " + want)
+	}
+	got := mustJSON(out.Value)
+	return verdict(jsonEqual(got, want), "the value is "+want, "the value "+got+" is not "+want)
 }
 
 // jsonEqual reports whether two JSON texts hold the same value.

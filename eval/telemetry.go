@@ -54,8 +54,7 @@ func endCaseSpan(span trace.Span, passed int) {
 }
 
 // endScoreSpan ends an evaluator's span with its score. The reason may
-// quote the answer; spans carry it as robby's carry content: only the
-// evaluator's words, cut short.
+// quote the answer, cut short: an eval's cases are test data, not users'.
 func endScoreSpan(span trace.Span, s namedScore) {
 	if span == nil {
 		return

@@ -12,10 +12,7 @@ const quoteLimit = 200
 
 // quote quotes s for a reason, cut to quoteLimit bytes.
 func quote(s string) string {
-	if len(s) > quoteLimit {
-		s = strings.ToValidUTF8(s[:quoteLimit], "") + "…"
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", cut(s, quoteLimit))
 }
 
 // Equals passes an answer equal to want, surrounding space aside.
