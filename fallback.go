@@ -23,10 +23,20 @@ type Fallback struct {
 	// BaseURL is the model's endpoint, checked as [WithBaseURL] checks
 	// its URL; empty for the agent's.
 	BaseURL string
-	// APIKey is the key sent to BaseURL. Empty, it is none when BaseURL
-	// is set (the agent's key never goes to another endpoint), and the
-	// agent's key when it is not.
+	// APIKey is the key sent to BaseURL, as "Authorization: Bearer".
+	// Empty, it is none when BaseURL is set, and the agent's key when it
+	// is not.
+	//
+	// No credential of the agent's goes to another endpoint: a request to
+	// a BaseURL carries none of the headers and query parameters that the
+	// agent's client and [WithRequestOptions] set whose names may hold one
+	// (holding "auth", "cookie", "key", "token", "secret", "session",
+	// "password", "signature" or "credential"): give the fallback's own
+	// with APIKey or Header.
 	APIKey string
+	// Header holds headers sent to this model's endpoint alone, set last:
+	// a key that goes in a header of its own (Azure's api-key), say.
+	Header http.Header
 	// LargerContext marks a model whose context window is larger than
 	// the agent's: a request too long for the models before it (a
 	// context-length error) is sent to it, before [WithCompaction], if
@@ -101,6 +111,9 @@ func endpoints(cfg *config, agentOpts []option.RequestOption) []endpoint {
 			opts = append(opts, option.WithBaseURL(f.BaseURL), option.WithAPIKey(f.APIKey))
 		} else if f.APIKey != "" {
 			opts = append(opts, option.WithAPIKey(f.APIKey))
+		}
+		if f.BaseURL != "" || f.APIKey != "" || len(f.Header) > 0 {
+			opts = append(opts, option.WithMiddleware(f.credentials())) // last: it sees the request as sent
 		}
 		eps[i] = endpoint{model: f.Model, opts: opts, larger: f.LargerContext}
 	}

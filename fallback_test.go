@@ -150,3 +150,89 @@ func TestFallbackOptionErrors(t *testing.T) {
 	_, err = New(WithModel("m"), WithFallback(Fallback{Model: "x", BaseURL: "localhost:8080/v1"}))
 	require.ErrorContains(t, err, `WithFallback: fallback "x": "localhost:8080/v1" is not an absolute`)
 }
+
+// TestFallbackGetsNoCredentialOfTheAgent: a fallback on another endpoint
+// gets none of the credentials the agent's options set (headers, query),
+// only its own key and headers; one on the agent's endpoint gets its key
+// even when the agent's options set the Authorization header.
+func TestFallbackGetsNoCredentialOfTheAgent(t *testing.T) {
+	cases := []struct {
+		name     string
+		fallback Fallback // BaseURL set to the second server's if "other"
+		other    bool
+		want     http.Header // "" for a header that must be absent
+	}{
+		{"another endpoint, its own key and header", Fallback{APIKey: fallbackKey, Header: http.Header{"Api-Key": {"azure-0123456789"}}}, true,
+			http.Header{"Authorization": {"Bearer " + fallbackKey}, "Api-Key": {"azure-0123456789"}, "X-Api-Key": {""}, "Cookie": {""}, "X-Note": {"kept"}}},
+		{"another endpoint, no key", Fallback{}, true,
+			http.Header{"Authorization": {""}, "X-Api-Key": {""}, "Cookie": {""}, "X-Note": {"kept"}}},
+		{"the agent's endpoint, its own key", Fallback{APIKey: fallbackKey}, false,
+			http.Header{"Authorization": {"Bearer " + fallbackKey}, "X-Api-Key": {"primary-header-0123456789"}, "X-Note": {"kept"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got *http.Request
+			capture := robbytest.Handler(func(w http.ResponseWriter, r *http.Request) {
+				got = r
+				robbytest.Text("from the fallback").ServeHTTP(w, r)
+			})
+			first := newServer(t)
+			first.Reply(robbytest.Error(503, `{"error":{"message":"overloaded"}}`))
+			if tc.other {
+				second := newServer(t)
+				second.Reply(capture)
+				tc.fallback.BaseURL = second.URL
+			} else {
+				first.Reply(capture)
+			}
+			tc.fallback.Model = "big"
+			a, err := New(WithBaseURL(first.URL), WithAPIKey("sk-primary-0123456789"), WithModel("small"),
+				WithRequestOptions(noRetries, option.WithHeader("Authorization", "Bearer primary-header-0123456789"),
+					option.WithHeader("X-Api-Key", "primary-header-0123456789"), option.WithHeader("Cookie", "session=primary"),
+					option.WithHeader("X-Note", "kept"), option.WithQuery("key", "primary-query-0123456789"), option.WithQuery("v", "1")),
+				WithFallback(tc.fallback))
+			require.NoError(t, err)
+			defer a.Close()
+			res, err := a.Run(t.Context(), "Hi")
+			require.NoError(t, err)
+			assert.Equal(t, "from the fallback", res.Text)
+			require.NotNil(t, got)
+			for k, v := range tc.want {
+				assert.Equal(t, v[0], got.Header.Get(k), k)
+			}
+			assert.Equal(t, "1", got.URL.Query().Get("v"))
+			if tc.other {
+				assert.Empty(t, got.URL.Query().Get("key"), "the agent's query credential")
+				assert.NotContains(t, got.Header, "Cookie")
+			}
+		})
+	}
+}
+
+// TestRedirectToAnotherHostCarriesNoCredential: the agent's endpoint
+// redirects to another host (port); nothing reaches it with the agent's
+// credentials. Go's client alone would pass the key to another port, and
+// x-api-key to any host; openai-go refuses the redirect.
+func TestRedirectToAnotherHostCarriesNoCredential(t *testing.T) {
+	var got http.Header
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		robbytest.Text("moved").ServeHTTP(w, r)
+	}))
+	defer other.Close()
+	srv := newServer(t)
+	srv.Reply(robbytest.Handler(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	a, err := New(WithBaseURL(srv.URL), WithAPIKey("sk-primary-0123456789"), WithModel("small"),
+		WithRequestOptions(noRetries, option.WithHeader("X-Api-Key", "primary-header-0123456789")))
+	require.NoError(t, err)
+	defer a.Close()
+	_, err = a.Run(t.Context(), "Hi")
+	if got != nil {
+		assert.Empty(t, got.Get("Authorization"))
+		assert.Empty(t, got.Get("X-Api-Key"))
+	} else {
+		assert.Error(t, err, "the redirect was refused")
+	}
+}

@@ -123,7 +123,10 @@ func WithClient(client openai.Client) Option {
 }
 
 // WithRequestOptions adds openai-go request options to every request the
-// agent sends: headers, retries, timeouts, middleware.
+// agent sends: headers, retries, timeouts, middleware. A [Fallback] on
+// another endpoint gets them without their credentials (see
+// [Fallback.APIKey]); a middleware among them runs for it too, and sees
+// where the request goes.
 func WithRequestOptions(opts ...option.RequestOption) Option {
 	return func(c *config) error {
 		c.requestOptions = append(c.requestOptions, opts...)
