@@ -69,6 +69,9 @@ func conversation(agent *robby.Agent, req *chatRequest) (*robby.Agent, []robby.R
 	if err := answered(req.messages); err != nil {
 		return nil, nil, err
 	}
+	if err := onlyClientCalls(agent, nil, req.messages); err != nil {
+		return nil, nil, err
+	}
 	if err := clientTools(agent, req.tools); err != nil {
 		return nil, nil, err
 	}

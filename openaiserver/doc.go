@@ -45,7 +45,10 @@
 // function_call and function_call_output items), instructions (a system
 // message for that response only, as OpenAI's), function tools of the
 // client's (their calls end the response as function_call items; the
-// next request gives their outputs), temperature, top_p,
+// next request gives their outputs: input holds calls and outputs of the
+// client's tools only, as messages of chat completions do; only the model
+// calls the agent's tools, and such an item is refused with 400),
+// temperature, top_p,
 // max_output_tokens, parallel_tool_calls, store (default true) and
 // previous_response_id; streamed (the events response.created and
 // response.in_progress at once, before the model is asked, so that the

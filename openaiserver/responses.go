@@ -154,6 +154,9 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 			return nil, err
 		}
 	}
+	if err := onlyClientCalls(agent, history, input); err != nil {
+		return nil, invalid("invalid_request", "%v", err)
+	}
 	all := append(history, input...)
 	if err := callsAnswered(agent, all); err != nil {
 		return nil, err
