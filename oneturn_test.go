@@ -2,6 +2,7 @@ package robby_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -77,5 +78,26 @@ func TestWithOneTurnKeepsLimits(t *testing.T) {
 	}
 	if _, err := agent.Run(ctx, "go", robby.WithOneTurn(-1, robby.Budget{})); err == nil {
 		t.Error("negative turns accepted")
+	}
+}
+
+// A tool result goes through JSON with its error as text.
+func TestToolResultJSON(t *testing.T) {
+	for _, r := range []robby.ToolResult{
+		{Call: robby.ToolCall{ID: "c1", Name: "t", Arguments: `{"a":1}`}, Output: "ok", Duration: time.Second},
+		{Call: robby.ToolCall{ID: "c2", Name: "t", Arguments: "{}"}, Output: "Error: boom", Err: errors.New("boom")},
+	} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got robby.ToolResult
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Call != r.Call || got.Output != r.Output || got.Duration != r.Duration || (got.Err == nil) != (r.Err == nil) ||
+			r.Err != nil && got.Err.Error() != r.Err.Error() {
+			t.Errorf("%s decoded to %+v, want %+v", b, got, r)
+		}
 	}
 }

@@ -240,3 +240,36 @@ type ToolResult struct {
 	Err      error         // nil when the tool succeeded
 	Duration time.Duration // how long the tool ran
 }
+
+// toolResultJSON is a [ToolResult] as JSON: its error as text.
+type toolResultJSON struct {
+	Call     ToolCall
+	Output   string
+	Err      string `json:",omitempty"`
+	Duration time.Duration
+}
+
+// MarshalJSON encodes r with its error as text, so that a result can be
+// stored or sent, such as in a durable workflow's history.
+func (r ToolResult) MarshalJSON() ([]byte, error) {
+	j := toolResultJSON{Call: r.Call, Output: r.Output, Duration: r.Duration}
+	if r.Err != nil {
+		j.Err = r.Err.Error()
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encoded. The error it gets back
+// has the text of the one encoded, not its identity: errors.Is no longer
+// matches it.
+func (r *ToolResult) UnmarshalJSON(b []byte) error {
+	var j toolResultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = ToolResult{Call: j.Call, Output: j.Output, Duration: j.Duration}
+	if j.Err != "" {
+		r.Err = errors.New(j.Err)
+	}
+	return nil
+}
