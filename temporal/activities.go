@@ -1,0 +1,179 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/robby-go/robby"
+)
+
+// activities are a worker's model and tool activities, over its agents.
+type activities struct {
+	agents Agents
+	events func(workflowID string, e robby.Event)
+}
+
+// agent returns a fresh conversation of the named agent, begun as New
+// began it.
+func (w *activities) agent(name string) (*robby.Agent, error) {
+	a := w.agents[name]
+	if a == nil {
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("robby: this worker has no agent named %q", name), "robby.UnknownAgent", nil)
+	}
+	c := a.Clone()
+	c.Reset()
+	return c, nil
+}
+
+// publish gives e to the worker's subscriber, if any.
+func (w *activities) publish(ctx context.Context, e robby.Event) {
+	if w.events != nil {
+		w.events(activity.GetInfo(ctx).WorkflowExecution.ID, e)
+	}
+}
+
+// Model runs one turn of the agent: one model request, with the results
+// of the calls before it, its deltas streamed to the subscriber.
+func (w *activities) Model(ctx context.Context, in turnInput) (*turnOutput, error) {
+	a, err := w.agent(in.Agent)
+	if err != nil {
+		return nil, err
+	}
+	a.AddMessages(in.Messages...)
+	opts, err := in.options()
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "robby.BadRequest", nil)
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	events := a.ResumeStream(ctx, opts...)
+	if in.Prompt != "" {
+		events = a.Stream(ctx, in.Prompt, opts...)
+	}
+	var res *robby.Result
+	for e, err := range events {
+		if e.Kind != robby.EventDone {
+			activity.RecordHeartbeat(ctx) // throttled by the SDK
+			w.publish(ctx, e)
+			continue
+		}
+		res = e.Result
+		if err != nil {
+			return turnError(res, err)
+		}
+	}
+	return w.turnOutput(a, res), nil
+}
+
+// options turns a turn's input into run options.
+func (in *turnInput) options() ([]robby.RunOption, error) {
+	opts := []robby.RunOption{robby.WithOneTurn(in.Done, in.Spent), robby.WithToolResults(in.Results...)}
+	if len(in.CallerTools) > 0 {
+		opts = append(opts, robby.WithCallerTools(in.CallerTools...))
+	}
+	for _, s := range in.System {
+		opts = append(opts, robby.WithRunSystem(s))
+	}
+	if in.Model != "" || len(in.ResponseFormat) > 0 {
+		var p openai.ChatCompletionNewParams
+		p.Model = in.Model
+		if len(in.ResponseFormat) > 0 {
+			if err := p.ResponseFormat.UnmarshalJSON(in.ResponseFormat); err != nil {
+				return nil, fmt.Errorf("robby: response_format: %w", err)
+			}
+		}
+		opts = append(opts, robby.WithRunParams(p))
+	}
+	return opts, nil
+}
+
+// turnOutput tells the workflow what the turn did, and what it needs to
+// run the calls it made.
+func (w *activities) turnOutput(a *robby.Agent, res *robby.Result) *turnOutput {
+	out := &turnOutput{Result: *res, Limits: a.Limits()}
+	if len(res.Pending) > 0 {
+		out.Idempotent = map[string]bool{}
+		for _, t := range a.Tools() {
+			if t.IsIdempotent() {
+				out.Idempotent[t.Name()] = true
+			}
+		}
+	}
+	return out
+}
+
+// turnError sorts a turn's error: the limits end the run with its partial
+// result; an endpoint's refusal is not retried; the rest is.
+func turnError(res *robby.Result, err error) (*turnOutput, error) {
+	var apiErr *robby.APIError
+	switch {
+	case errors.Is(err, robby.ErrMaxTurns):
+		return &turnOutput{Result: *res, Err: err.Error(), ErrKind: errMaxTurns}, nil
+	case errors.Is(err, robby.ErrBudget):
+		return &turnOutput{Result: *res, Err: err.Error(), ErrKind: errBudget}, nil
+	case errors.As(err, &apiErr) && permanent(apiErr.StatusCode):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "robby.APIError", nil)
+	}
+	return nil, err
+}
+
+// permanent reports whether an endpoint's status says asking again will
+// not help.
+func permanent(status int) bool {
+	return status >= 400 && status < 500 && status != http.StatusRequestTimeout &&
+		status != http.StatusConflict && status != http.StatusTooManyRequests
+}
+
+// Tool runs one tool call, heartbeating while it runs.
+func (w *activities) Tool(ctx context.Context, in toolInput) (robby.ToolResult, error) {
+	a, err := w.agent(in.Agent)
+	if err != nil {
+		return robby.ToolResult{}, err
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	w.publish(ctx, robby.Event{Kind: robby.EventToolCall, Turn: in.Turn, ToolCall: &in.Call})
+	results, err := a.ExecuteToolCalls(ctx, []robby.ToolCall{in.Call})
+	if err != nil {
+		return robby.ToolResult{}, err // the activity was cancelled or timed out
+	}
+	r := results[0]
+	w.publish(ctx, robby.Event{Kind: robby.EventToolResult, Turn: in.Turn, ToolCall: &r.Call, ToolResult: &r})
+	return r, nil
+}
+
+// heartbeat records the activity's heartbeat at a third of its heartbeat
+// timeout until stopped, so that a dead worker is found out soon while a
+// live one is never taken for dead.
+func heartbeat(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

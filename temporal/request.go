@@ -1,0 +1,141 @@
+package temporal
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby"
+)
+
+// Names under which the workflow, its activities, signals and query are
+// registered and called.
+const (
+	WorkflowName      = "robby.Run"
+	ModelActivityName = "robby.Model"
+	ToolActivityName  = "robby.Tool"
+	ProgressQuery     = "robby.progress"
+	ToolResultsSignal = "robby.tool-results"
+	ApprovalSignal    = "robby.approval"
+	// DefaultTaskQueue is the task queue workers poll and runs start on
+	// unless told otherwise.
+	DefaultTaskQueue = "robby"
+)
+
+// Defaults of a [Request]'s zero fields.
+const (
+	DefaultTurnsPerRun      = 25
+	DefaultModelTimeout     = 10 * time.Minute
+	DefaultHeartbeatTimeout = 10 * time.Second
+)
+
+// A Request starts a durable run: what a call of [robby.Agent.Run] and its
+// run options say, in a form the workflow's history can hold. It holds no
+// secret: the agent it names is resolved on the worker.
+type Request struct {
+	// Agent names the agent, as the workers registered it ([Agents]).
+	Agent string `json:"agent"`
+	// Prompt is added to the conversation as a user message, with the
+	// first turn. Empty, the run answers Messages as they are.
+	Prompt string `json:"prompt,omitempty"`
+	// Messages are the conversation before the prompt, after the agent's
+	// own system prompt, which the worker adds.
+	Messages []openai.ChatCompletionMessageParamUnion `json:"messages,omitempty"`
+	// CallerTools are tools the caller runs ([robby.WithCallerTools]):
+	// their calls pause the run until [Run.SendToolResults] answers them.
+	CallerTools []openai.FunctionDefinitionParam `json:"caller_tools,omitempty"`
+	// Approve names the agent's tools whose calls wait for [Run.Approve]
+	// before they run; "*" names them all.
+	Approve []string `json:"approve,omitempty"`
+	// System are system messages for this run only ([robby.WithRunSystem]).
+	System []string `json:"system,omitempty"`
+	// Model, if set, replaces the agent's model for this run.
+	Model string `json:"model,omitempty"`
+	// ResponseFormat, if set, is the request's response_format, as JSON
+	// ([RunTyped] sets it).
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	// TurnsPerRun bounds the turns of one workflow run: the run then
+	// continues as new, carrying the conversation, which keeps each
+	// history short. 0 means [DefaultTurnsPerRun].
+	TurnsPerRun int `json:"turns_per_run,omitempty"`
+	// ModelTimeout bounds one model request, retries within it included.
+	// 0 means [DefaultModelTimeout].
+	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
+	// HeartbeatTimeout is how long a silent activity's worker is given
+	// before the activity counts as lost. 0 means
+	// [DefaultHeartbeatTimeout].
+	HeartbeatTimeout time.Duration `json:"heartbeat_timeout,omitempty"`
+
+	// Carried is what the runs before this one did, when the run
+	// continued as new; nil when it started.
+	Carried *Carried `json:"carried,omitempty"`
+}
+
+// Carried is what a workflow run hands the one it continues as.
+type Carried struct {
+	Result  robby.Result       `json:"result"`  // the run's result so far
+	Spent   robby.Budget       `json:"spent"`   // what it spent, for the budget
+	Results []robby.ToolResult `json:"results"` // the results the next turn gives the model
+	Events  []robby.Event      `json:"events"`  // the progress so far
+}
+
+// Progress is what a run did so far, as [Run.Progress] returns it.
+type Progress struct {
+	// Events are the run's steps so far: each turn's answer text (as one
+	// EventText), tool calls, tool results and turn ends.
+	Events []robby.Event `json:"events"`
+	// Turns counts the model requests made.
+	Turns int `json:"turns"`
+	// Usage sums the turns' usage.
+	Usage robby.Usage `json:"usage"`
+	// AwaitingResults are the calls of caller-run tools the run waits
+	// for ([Run.SendToolResults]).
+	AwaitingResults []robby.ToolCall `json:"awaiting_results,omitempty"`
+	// AwaitingApproval are the calls that wait for [Run.Approve].
+	AwaitingApproval []robby.ToolCall `json:"awaiting_approval,omitempty"`
+}
+
+// An Approval answers a call that waits for one ([Request.Approve]).
+type Approval struct {
+	CallID   string `json:"call_id"`
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"` // why not, which the model reads
+}
+
+// turnInput is the model activity's input: one turn of the agent.
+type turnInput struct {
+	Agent          string                                   `json:"agent"`
+	Prompt         string                                   `json:"prompt,omitempty"`
+	Messages       []openai.ChatCompletionMessageParamUnion `json:"messages,omitempty"`
+	Results        []robby.ToolResult                       `json:"results,omitempty"`
+	CallerTools    []openai.FunctionDefinitionParam         `json:"caller_tools,omitempty"`
+	System         []string                                 `json:"system,omitempty"`
+	Model          string                                   `json:"model,omitempty"`
+	ResponseFormat json.RawMessage                          `json:"response_format,omitempty"`
+	Done           int                                      `json:"done"`
+	Spent          robby.Budget                             `json:"spent"`
+}
+
+// turnOutput is what a turn did, the agent's limits, and which tools
+// may run again.
+type turnOutput struct {
+	Result     robby.Result    `json:"result"`
+	Err        string          `json:"err,omitempty"`
+	ErrKind    string          `json:"err_kind,omitempty"` // errMaxTurns or errBudget
+	Limits     robby.Limits    `json:"limits"`
+	Idempotent map[string]bool `json:"idempotent,omitempty"` // by tool name, for the calls pending
+}
+
+// toolInput is the tool activity's input: one call.
+type toolInput struct {
+	Agent string         `json:"agent"`
+	Call  robby.ToolCall `json:"call"`
+	Turn  int            `json:"turn"`
+}
+
+// Error types of the workflow's errors that carry the partial result.
+const (
+	errMaxTurns = "robby.MaxTurns"
+	errBudget   = "robby.Budget"
+)
