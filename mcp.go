@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/robby-go/robby/internal/mcpwire"
+
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
@@ -262,7 +264,7 @@ func (s MCPServer) transport(stderr *tailBuffer) (mcp.Transport, error) {
 	case "sse":
 		return &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: s.httpClient()}, nil
 	case "websocket":
-		return newWebSocketTransport(s.url, s.header, s.client), nil
+		return mcpwire.NewWebSocketTransport(s.url, s.header, s.client), nil
 	}
 	t := s.t
 	if t == nil {

@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robby-go/robby/internal/mcpwire"
 	"github.com/robby-go/robby/robbytest"
 )
 
@@ -241,15 +243,24 @@ func remoteMCP(t *testing.T, kind string, server *mcp.Server) (MCPServer, func()
 		t.Cleanup(hs.Close)
 		s = MCPSSE("remote", hs.URL)
 	case "websocket":
-		ws := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, c *websocketConn) {
-			serveWSMCP(t, server, nil)(ctx, c)
-		})
-		t.Cleanup(ws.close)
-		s = MCPWebSocket("remote", ws.wsURL())
-		return s.WithHeader("Authorization", "Bearer secret"), func() []string {
-			h, _ := ws.handshake()
-			return []string{h.Get("Authorization")}
-		}
+		var handlers sync.WaitGroup // hijacked handlers, which httptest does not wait for
+		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			handlers.Add(1)
+			defer handlers.Done()
+			record(r)
+			c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"mcp"}})
+			if err != nil {
+				t.Errorf("accept: %v", err)
+				return
+			}
+			conn := mcpwire.NewWebSocketConn(c)
+			defer conn.Close()
+			if ss, err := server.Connect(r.Context(), wsConnTransport{conn}, nil); err == nil {
+				_ = ss.Wait()
+			}
+		}))
+		t.Cleanup(func() { hs.Close(); handlers.Wait() })
+		s = MCPWebSocket("remote", "ws"+strings.TrimPrefix(hs.URL, "http"))
 	}
 	return s.WithHeader("Authorization", "Bearer secret"), seen
 }
@@ -414,51 +425,6 @@ func TestMCPOversizedArgumentsAreRefused(t *testing.T) {
 	assert.Equal(t, `{"sum":2}`, results[0].Output, "the session is still up")
 }
 
-func TestPortableSchema(t *testing.T) {
-	var schema map[string]any
-	require.NoError(t, json.Unmarshal([]byte(`{
-		"$schema": "https://json-schema.org/draft/2020-12/schema",
-		"type": "object",
-		"additionalProperties": false,
-		"$defs": {"unit": {"type": "string", "enum": ["c", "f"]}},
-		"properties": {
-			"unit": {"$ref": "#/$defs/unit", "description": "the unit"},
-			"mode": {"const": "fast"},
-			"note": {"type": ["string", "null"]},
-			"either": {"oneOf": [{"type": "string"}, {"type": "integer", "exclusiveMinimum": 0}]},
-			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}},
-			"anything": true,
-			"never": false,
-			"none": {"type": "array", "items": false},
-			"some": {"anyOf": [false, {"type": "string"}, true]}
-		},
-		"required": ["unit"]
-	}`), &schema))
-	got, err := portableSchema(schema)
-	require.NoError(t, err)
-	want := `{
-		"type": "object",
-		"properties": {
-			"unit": {"type": "string", "enum": ["c", "f"], "description": "the unit"},
-			"mode": {"enum": ["fast"]},
-			"note": {"type": "string", "nullable": true},
-			"either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-			"tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}},
-			"anything": {},
-			"none": {"type": "array", "maxItems": 0},
-			"some": {"anyOf": [{"type": "string"}, {}]}
-		},
-		"required": ["unit"]
-	}`
-	b, _ := json.Marshal(got)
-	assert.JSONEq(t, want, string(b))
-
-	var recursive map[string]any
-	require.NoError(t, json.Unmarshal([]byte(`{"type":"object","$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}},"properties":{"head":{"$ref":"#/$defs/n"}}}`), &recursive))
-	_, err = portableSchema(recursive)
-	assert.ErrorContains(t, err, "recursive")
-}
-
 func TestPortableSchemasLeaveOutUnusableTools(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "n", Version: "v0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "tree", InputSchema: json.RawMessage(`{"type":"object","$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}},"properties":{"root":{"$ref":"#/$defs/n"}}}`)},
@@ -581,3 +547,8 @@ func BenchmarkMCPSameNameTools(b *testing.B) {
 		}
 	})
 }
+
+// wsConnTransport lets an mcp.Server use an already accepted connection.
+type wsConnTransport struct{ conn mcp.Connection }
+
+func (t wsConnTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robby-go/robby/internal/mcpwire"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -124,7 +126,7 @@ func (c *mcpConn) start(ctx context.Context) (err error) {
 	if ct, ok := t.(*mcp.CommandTransport); ok {
 		cmd = ct.Command
 	}
-	t = c.readNotices(t)
+	t = mcpwire.ReadNotices(t, c)
 	client := mcp.NewClient(&mcp.Implementation{Name: "robby", Version: "v0"}, c.clientOptions())
 	for _, uri := range c.spec.roots {
 		client.AddRoots(&mcp.Root{URI: uri})
@@ -179,7 +181,7 @@ func (c *mcpConn) clientOptions() *mcp.ClientOptions {
 		},
 		ResourceListChangedHandler: c.onResourcesChanged,
 		ResourceUpdatedHandler:     c.onResourceUpdated,
-		// robby handles notices where it reads them (mcproute.go); the
+		// robby handles notices where it reads them (internal/mcpwire); the
 		// go-sdk's handlers see only those in events too large to read.
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			c.onLog(ctx, req.Params, "")
@@ -282,9 +284,9 @@ func (c *mcpConn) target(token string) (callTarget, bool) {
 // reports whether it was: progress goes to the stream of the call whose
 // token it names; a log message to the stream of the call whose progress
 // token is call, if call is not "", as req was read on that call's own
-// response stream (mcproute.go). Both go to the logger. A notice robby cannot read is
+// response stream (internal/mcpwire). Both go to the logger. A notice robby cannot read is
 // left to the go-sdk, which reports it.
-func (c *mcpConn) notice(ctx context.Context, req *jsonrpc.Request, call string) bool {
+func (c *mcpConn) Notice(ctx context.Context, req *jsonrpc.Request, call string) bool {
 	if req.IsCall() {
 		return false
 	}

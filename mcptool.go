@@ -14,6 +14,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/robby-go/robby/internal/mcpwire"
+
+	"github.com/robby-go/robby/internal/schemas"
+
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -140,7 +144,7 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 	}
 	if h.portable {
 		var err error
-		if params, err = portableSchema(params); err != nil {
+		if params, err = schemas.Portable(params); err != nil {
 			return Tool{}, err
 		}
 	}
@@ -201,7 +205,7 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 		params.SetProgressToken(token)
 		c.listen(sink, token, tool)
 		defer c.unlisten(ctx, token)
-		ctx = withRoutedCall(ctx, c, token)
+		ctx = mcpwire.WithCall(ctx, c, token)
 	}
 	c.hub.tel.injectMeta(ctx, params)
 	res, err := s.CallTool(ctx, params)

@@ -230,7 +230,7 @@ func (m *ModelResponse) reply() *reply {
 	r.reasoning.WriteString(m.Reasoning)
 	for _, c := range m.ToolCalls {
 		b := &callBuilder{id: c.ID, name: c.Name, extra: m.extras[c.ID]}
-		b.args.write(c.Arguments)
+		b.args.Write(c.Arguments)
 		r.calls = append(r.calls, b)
 	}
 	return r

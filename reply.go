@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/robby-go/robby/internal/jsonstream"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/randid"
 )
@@ -30,7 +32,7 @@ type callBuilder struct {
 	hasIndex bool
 	id       string
 	name     string
-	args     argBuffer
+	args     jsonstream.Args
 	extra    map[string]any // provider fields to send back, such as Gemini's extra_content
 	eventID  string         // the id its argument fragments were given: see nameCall
 	seen     *ToolCall      // the call as its fragments' events show it
@@ -167,7 +169,7 @@ func (b *callBuilder) startsAnother(id, name, args string) bool {
 }
 
 // complete reports whether the arguments so far are a whole JSON value.
-func (b *callBuilder) complete() bool { return b.args.complete() }
+func (b *callBuilder) complete() bool { return b.args.Complete() }
 
 // addArguments appends a fragment, unless it is the whole of the arguments
 // sent again (vLLM's and xLAM's final flush), after all or part of them,
@@ -175,15 +177,15 @@ func (b *callBuilder) complete() bool { return b.args.complete() }
 // proportion to its own length (and to what it repeats), never to the
 // arguments so far.
 func (b *callBuilder) addArguments(args string) (added string) {
-	n := len(b.args.buf)
+	n := b.args.Len()
 	switch {
 	case b.repeatsArguments(args):
 		return ""
-	case n > 0 && len(args) > n && !b.complete() && b.args.hasPrefixOf(args) && json.Valid([]byte(args)):
-		b.args.reset(args)
+	case n > 0 && len(args) > n && !b.complete() && b.args.HasPrefixOf(args) && json.Valid([]byte(args)):
+		b.args.Reset(args)
 		return args[n:]
 	default:
-		b.args.write(args)
+		b.args.Write(args)
 		return args
 	}
 }
@@ -191,7 +193,7 @@ func (b *callBuilder) addArguments(args string) (added string) {
 // repeatsArguments reports whether args is the whole of what b already
 // has, as some vLLM parsers send once more in their final chunk.
 func (b *callBuilder) repeatsArguments(args string) bool {
-	return args != "" && b.complete() && b.args.equals(args)
+	return args != "" && b.complete() && b.args.Equals(args)
 }
 
 // toolCalls returns the calls with their arguments made usable: none at all
@@ -217,7 +219,7 @@ func (r *reply) toolCalls() []ToolCall {
 			}
 			r.extras[id] = b.extra
 		}
-		args := strings.TrimSpace(b.args.text())
+		args := strings.TrimSpace(b.args.Text())
 		if args == "" || args == "null" {
 			args = "{}"
 		}
@@ -274,7 +276,7 @@ func replyOf(c *apiResponse) (*reply, error) {
 			return nil, fmt.Errorf("robby: custom tool call %q is not supported", tc.Custom.Name)
 		}
 		b := &callBuilder{id: string(tc.ID), name: string(tc.Function.Name), extra: tc.extra}
-		b.args.write(string(tc.Function.Arguments))
+		b.args.Write(string(tc.Function.Arguments))
 		r.calls = append(r.calls, b)
 	}
 	return &r, nil

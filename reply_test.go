@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/robby-go/robby/internal/jsonstream"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -857,7 +859,7 @@ func checkArgumentFragments(t *testing.T, fragments map[string]string, calls []T
 	ids := make(map[string]bool)
 	for _, c := range calls {
 		ids[c.ID] = true
-		args := strings.TrimSpace(wellFormed([]byte(fragments[c.ID])))
+		args := strings.TrimSpace(jsonstream.WellFormed([]byte(fragments[c.ID])))
 		if args == "" || args == "null" {
 			args = "{}"
 		}

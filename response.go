@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/robby-go/robby/internal/jsonstream"
+
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	sjson "github.com/segmentio/encoding/json"
 )
@@ -149,7 +151,7 @@ func (a *arguments) UnmarshalJSON(b []byte) error {
 	case len(b) == 0 || string(b) == "null":
 		*a = ""
 	case b[0] == '"':
-		s, err := unquoteBytes(b)
+		s, err := jsonstream.Unquote(b)
 		*a = arguments(s)
 		return err
 	default:

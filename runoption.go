@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/robby-go/robby/internal/schemas"
+
 	"github.com/openai/openai-go/v3"
 )
 
@@ -24,7 +26,7 @@ type runConfig struct {
 	system  []json.RawMessage // system messages for this run only
 	journal *journal          // the stored conversation, if any: conversation.go
 	typed   *typedConfig      // for RunTyped and StreamTyped only
-	format  *answerSchema     // a typed run's schema, whose response_format goes with the agent's parameters
+	format  *schemas.Answer   // a typed run's schema, whose response_format goes with the agent's parameters
 	tool    *toolIdentity     // the agent's tool, when it runs as one: astool.go
 	step    *turnStep         // WithOneTurn: the turn of a run carried on elsewhere
 }

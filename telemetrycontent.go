@@ -74,7 +74,7 @@ func outputMessages(r *reply) string {
 		om.Parts = append(om.Parts, otelPart{Type: "text", Content: s})
 	}
 	for _, c := range r.calls { // not toolCalls, which makes the missing ids anew
-		om.Parts = append(om.Parts, toolCallPart(c.id, c.name, c.args.text()))
+		om.Parts = append(om.Parts, toolCallPart(c.id, c.name, c.args.Text()))
 	}
 	return marshalMessages([]otelMessage{om})
 }

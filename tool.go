@@ -1,17 +1,15 @@
 package robby
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/robby-go/robby/internal/schemas"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3/shared"
@@ -56,43 +54,13 @@ func (t Tool) Parameters() map[string]any { return t.params }
 // A type that has no JSON Schema makes [New] fail.
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
 	t := Tool{name: name, description: description}
-	s := schemaOf(reflect.TypeFor[In]())
-	t.params, t.schema, t.err = s.params, s.validator, s.err
+	s := schemas.ArgsOf(reflect.TypeFor[In]())
+	t.params, t.schema, t.err = s.Params, s.Validator, s.Err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
 	}
 	return t
-}
-
-// A compiledSchema is the schema of a tool's arguments in every form robby
-// uses it.
-type compiledSchema struct {
-	params   shared.FunctionParameters
-	resolved *jsonschema.Resolved
-	err      error
-}
-
-// schemaCache holds the compiled schema of each argument type, as
-// encoding/json caches its encoders: inferring and resolving a schema costs
-// hundreds of allocations, and programs build the same tools again and again
-// (an agent per request). Entries are immutable.
-var schemaCache sync.Map // reflect.Type → *compiledSchema
-
-func schemaOf(t reflect.Type) *compiledSchema {
-	if s, ok := schemaCache.Load(t); ok {
-		return s.(*compiledSchema)
-	}
-	schema, err := inferSchema(t)
-	if err == nil && schema.Type != "object" {
-		err = fmt.Errorf("arguments type %v is not a struct or map", t)
-	}
-	s := &compiledSchema{err: err}
-	if err == nil {
-		s = compileSchema(schema)
-	}
-	actual, _ := schemaCache.LoadOrStore(t, s)
-	return actual.(*compiledSchema)
 }
 
 // An invocation is a call with its arguments decoded, ready to run. It
@@ -109,7 +77,7 @@ func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.R
 		if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
 			// JSON Schema counts 5.0 an integer, as models write it
 			// at times; encoding/json does not.
-			if whole, ok := wholeNumbers(args); ok {
+			if whole, ok := schemas.WholeNumbers(args); ok {
 				in = *new(In)
 				err = json.Unmarshal(whole, &in)
 			}
@@ -119,44 +87,6 @@ func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.R
 		}
 		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
 	}
-}
-
-// wholeNumbers returns args with the numbers that are whole but written
-// with a fraction or an exponent (5.0, 1e3) written as integers, and
-// whether there were any.
-func wholeNumbers(args json.RawMessage) (json.RawMessage, bool) {
-	d := json.NewDecoder(bytes.NewReader(args))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return nil, false
-	}
-	changed := false
-	var walk func(any) any
-	walk = func(v any) any {
-		switch v := v.(type) {
-		case json.Number:
-			if f, err := v.Float64(); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 && strings.ContainsAny(string(v), ".eE") {
-				changed = true
-				return json.Number(strconv.FormatInt(int64(f), 10))
-			}
-		case map[string]any:
-			for k, e := range v {
-				v[k] = walk(e)
-			}
-		case []any:
-			for i, e := range v {
-				v[i] = walk(e)
-			}
-		}
-		return v
-	}
-	v = walk(v)
-	if !changed {
-		return nil, false
-	}
-	b, err := json.Marshal(v)
-	return b, err == nil
 }
 
 // FuncTool makes a tool of an untyped function, in the name→func style:
@@ -177,35 +107,14 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 		t.err = fmt.Errorf("parameters: %w", err)
 		return t
 	}
-	c := compileSchema(&schema)
-	t.params, t.schema, t.err = c.params, c.validator, c.err
+	c := schemas.Compile(&schema)
+	t.params, t.schema, t.err = c.Params, c.Validator, c.Err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
 	}
 	return t
 }
-
-// compileSchema resolves a schema once, for validation, and keeps its JSON
-// form for the requests.
-func compileSchema(s *jsonschema.Schema) *compiledSchema {
-	resolved, err := s.Resolve(nil)
-	if err != nil {
-		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
-	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
-	}
-	var params shared.FunctionParameters
-	if err := json.Unmarshal(raw, &params); err != nil {
-		return &compiledSchema{err: fmt.Errorf("schema: %w", err)}
-	}
-	return &compiledSchema{params: params, resolved: resolved}
-}
-
-// validator returns the resolved schema, as [Tool] keeps it.
-func (c *compiledSchema) validator() *jsonschema.Resolved { return c.resolved }
 
 // validName reports whether the chat-completions API accepts name as a
 // function name: ^[a-zA-Z0-9_-]{1,64}$.

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robby-go/robby/internal/schemas"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -34,7 +36,7 @@ func (b *toolbox) init(cfg *config) error {
 			if t.params == nil || t.err != nil {
 				continue
 			}
-			p, err := portableSchema(t.params)
+			p, err := schemas.Portable(t.params)
 			if err != nil {
 				return fmt.Errorf("tool %q: %w", t.name, err)
 			}

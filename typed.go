@@ -8,11 +8,15 @@ import (
 	"iter"
 	"log/slog"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/robby-go/robby/internal/jsonstream"
+
+	"github.com/robby-go/robby/internal/schemas"
+
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // An AnswerMode is how a typed run gets its answer from the model.
@@ -61,7 +65,7 @@ const DefaultMaxRepairs = 2
 type typedConfig struct {
 	mode    AnswerMode
 	repairs int
-	schema  *answerSchema // nil: inferred from the answer's type
+	schema  *schemas.Answer // nil: inferred from the answer's type
 }
 
 // errTypedOption refuses a typed run's option given to another run.
@@ -109,9 +113,9 @@ func WithMaxRepairs(n int) RunOption {
 // describe an object.
 func WithAnswerSchema(schema map[string]any) RunOption {
 	return typedOption(func(c *typedConfig) error {
-		c.schema = answerSchemaFrom(schema)
-		if c.schema.err != nil {
-			return fmt.Errorf("WithAnswerSchema: %w", c.schema.err)
+		c.schema = schemas.AnswerFrom(schema)
+		if c.schema.Err != nil {
+			return fmt.Errorf("WithAnswerSchema: %w", c.schema.Err)
 		}
 		return nil
 	})
@@ -208,11 +212,11 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 			}
 			return !stopped
 		}
-		var text, args partialAnswer[T] // the answer as text, or as the answer tool's arguments
+		var text, args jsonstream.Answer[T] // the answer as text, or as the answer tool's arguments
 		tool := a.answerTool(ctx)
 		emit := func(e Event) bool {
 			if e.Kind == EventTurnEnd {
-				text, args = partialAnswer[T]{}, partialAnswer[T]{}
+				text, args = jsonstream.Answer[T]{}, jsonstream.Answer[T]{}
 			}
 			if !send(TypedEvent[T]{Event: e}) {
 				return false
@@ -224,7 +228,7 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 			case e.Kind != EventText:
 				return true
 			}
-			if v, ok := partial.add(e.Delta); ok {
+			if v, ok := partial.Add(e.Delta); ok {
 				return send(TypedEvent[T]{Event: Event{Kind: EventPartial, Turn: e.Turn}, Value: v})
 			}
 			return true
@@ -271,10 +275,10 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 	}
 	as := tc.schema
 	if as == nil {
-		as = answerSchemaFor(t)
+		as = schemas.AnswerFor(t)
 	}
-	if as.err != nil {
-		return res, nil, fmt.Errorf("robby: typed answer %v: %w", t, as.err)
+	if as.Err != nil {
+		return res, nil, fmt.Errorf("robby: typed answer %v: %w", t, as.Err)
 	}
 	release, err := a.acquire(ctx)
 	if err != nil {
@@ -306,7 +310,7 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		}
 		raw, callID := answerText(mode, r, tool)
 		answer := newAnswer()
-		failures := as.check(raw, answer)
+		failures := as.Check(raw, answer)
 		if len(failures) == 0 {
 			if callID != "" {
 				// The answer tool's call needs its result, or the next
@@ -357,7 +361,7 @@ func (a *Agent) answerTool(ctx context.Context) string {
 
 // answerRun is the run that asks for the answer in a mode, with the
 // options of base and the results of the calls the conversation awaits.
-func answerRun(base runConfig, mode AnswerMode, as *answerSchema, tool string, results []ToolResult) runConfig {
+func answerRun(base runConfig, mode AnswerMode, as *schemas.Answer, tool string, results []ToolResult) runConfig {
 	rc := base
 	rc.typed, rc.results = nil, results
 	switch mode {
@@ -367,30 +371,18 @@ func answerRun(base runConfig, mode AnswerMode, as *answerSchema, tool string, r
 			break
 		}
 		params := *base.params
-		params.ResponseFormat = as.responseFormat()
+		params.ResponseFormat = as.ResponseFormat()
 		rc.params = &params
 	case AnswerTool:
 		rc.caller = []openai.FunctionDefinitionParam{{
 			Name:        tool,
 			Description: openai.String("Give your final answer: call this once you know it, with the answer as the arguments."),
-			Parameters:  as.params,
+			Parameters:  as.Params,
 		}}
 	case AnswerPrompted:
-		rc.system = append(slices.Clip(rc.system), systemJSON("Answer with a single JSON object that fits this JSON Schema, and nothing else:\n"+string(as.raw)))
+		rc.system = append(slices.Clip(rc.system), systemJSON("Answer with a single JSON object that fits this JSON Schema, and nothing else:\n"+string(as.Raw)))
 	}
 	return rc
-}
-
-// responseFormat is the response_format that asks for an answer of this
-// schema: strict where the schema has a strict form.
-func (as *answerSchema) responseFormat() openai.ChatCompletionNewParamsResponseFormatUnion {
-	schema, strict := as.strict, true
-	if schema == nil {
-		schema, strict = as.raw, false
-	}
-	return openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-		JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "answer", Schema: schema, Strict: openai.Bool(strict)},
-	}}
 }
 
 // fallback returns the mode to try when the endpoint refused mode.
@@ -418,7 +410,7 @@ func answerText(mode AnswerMode, r *Result, tool string) (raw []byte, callID str
 	if mode == AnswerNative && json.Valid([]byte(text)) {
 		return []byte(text), ""
 	}
-	if obj, ok := extractJSON(text); ok {
+	if obj, ok := jsonstream.Extract(text); ok {
 		return obj, ""
 	}
 	return []byte(text), ""
@@ -463,4 +455,26 @@ func (r *Result) merge(o *Result) {
 	r.Models = append(r.Models, o.Models...)
 	r.ToolCalls = append(r.ToolCalls, o.ToolCalls...)
 	r.Usage.add(o.Usage)
+}
+
+// refusalPattern matches the messages of providers refusing a request's
+// structured-output part, and toolsRefusal those refusing its tools: see
+// refused.
+var (
+	refusalPattern = regexp.MustCompile(`(?i)response_format|json_schema|json schema|grammar|structured output|guided|invalid format|response_schema`)
+	toolsRefusal   = regexp.MustCompile(`(?i)tool`)
+)
+
+// refused reports whether err is a provider refusing the request for what
+// pattern names, rather than a failure of the request as such.
+func refused(err error, pattern *regexp.Regexp) bool {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.StatusCode {
+	case 400, 422, 500, 501: // llama.cpp and its forks answer 500
+		return pattern.MatchString(apiErr.Message)
+	}
+	return false
 }

@@ -1,9 +1,12 @@
 package robby
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robby-go/robby/internal/schemas"
 	"github.com/robby-go/robby/robbytest"
 )
 
@@ -507,4 +511,45 @@ func TestStreamTypedPartialsFromTheAnswerTool(t *testing.T) {
 	require.NotEmpty(t, partials)
 	assert.Equal(t, city{Name: "Paris"}, partials[0])
 	assert.Equal(t, paris, partials[len(partials)-1])
+}
+
+// TestTypedHeadsAreCachedAndBounded: a typed run's request head is encoded
+// once per schema and streaming, sent byte for byte as encoded afresh, and
+// the cache stays bounded however many schemas WithAnswerSchema gives.
+func TestTypedHeadsAreCachedAndBounded(t *testing.T) {
+	srv := newServer(t)
+	a := newTestAgent(t, srv)
+	srv.Fallback(robbytest.Answer(parisJSON))
+	for range 2 {
+		a.Reset()
+		_, _, err := RunTyped[city](context.Background(), a, "Describe Paris", WithAnswerMode(AnswerNative))
+		require.NoError(t, err)
+		for _, err := range StreamTyped[city](context.Background(), a, "Describe Paris", WithAnswerMode(AnswerNative)) {
+			require.NoError(t, err)
+		}
+		a.Reset()
+	}
+	reqs := srv.Requests()
+	require.Len(t, reqs, 4)
+	assert.Equal(t, reqs[0].Body, reqs[2].Body)
+	assert.Equal(t, reqs[1].Body, reqs[3].Body)
+	as := schemas.AnswerFor(reflect.TypeFor[city]())
+	for i, stream := range []bool{false, true} {
+		p, err := overlayParams(&a.core.params, &openai.ChatCompletionNewParams{ResponseFormat: as.ResponseFormat()})
+		require.NoError(t, err)
+		fresh, err := encodeHead(&p, stream)
+		require.NoError(t, err)
+		assert.True(t, bytes.HasPrefix(reqs[i].Body, fresh), "stream %v", stream)
+	}
+
+	for i := range maxTypedHeads + 8 {
+		schema := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": i}}}
+		srv.Reply(robbytest.Answer(fmt.Sprintf(`{"n": %d}`, i)))
+		_, _, err := RunTyped[json.RawMessage](context.Background(), a, "n?", WithAnswerSchema(schema), WithAnswerMode(AnswerNative))
+		require.NoError(t, err)
+		assert.Contains(t, string(srv.Requests()[4+i].ResponseFormat), fmt.Sprintf(`"minimum":%d`, i))
+	}
+	a.core.typedHeads.mu.Lock()
+	defer a.core.typedHeads.mu.Unlock()
+	assert.Len(t, a.core.typedHeads.heads, maxTypedHeads)
 }

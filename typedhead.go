@@ -3,6 +3,8 @@ package robby
 import (
 	"sync"
 
+	"github.com/robby-go/robby/internal/schemas"
+
 	"github.com/openai/openai-go/v3"
 )
 
@@ -26,14 +28,14 @@ type typedHead struct {
 }
 
 type typedHeadKey struct {
-	schema *answerSchema
+	schema *schemas.Answer
 	stream bool
 }
 
 // get returns the agent's parameters base with the response_format of
 // as, and their head. Both are shared: request bodies copy the head, and
 // nothing writes to the parameters.
-func (t *typedHeads) get(as *answerSchema, base *openai.ChatCompletionNewParams, stream bool) ([]byte, *openai.ChatCompletionNewParams, error) {
+func (t *typedHeads) get(as *schemas.Answer, base *openai.ChatCompletionNewParams, stream bool) ([]byte, *openai.ChatCompletionNewParams, error) {
 	key := typedHeadKey{as, stream}
 	t.mu.Lock()
 	h, ok := t.heads[key]
@@ -42,7 +44,7 @@ func (t *typedHeads) get(as *answerSchema, base *openai.ChatCompletionNewParams,
 		return h.head, h.params, nil
 	}
 	p := *base
-	p.ResponseFormat = as.responseFormat()
+	p.ResponseFormat = as.ResponseFormat()
 	head, err := encodeHead(&p, stream)
 	if err != nil {
 		return nil, nil, err

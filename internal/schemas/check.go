@@ -1,182 +1,24 @@
-package robby
+package schemas
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sjson "github.com/segmentio/encoding/json"
 )
 
-// An answerSchema is the schema of a typed answer in every form robby uses
-// it: sent to the model (as response_format or as the parameters of the
-// answer tool) and checked against the answer.
-type answerSchema struct {
-	schema   *jsonschema.Schema
-	resolved *jsonschema.Resolved
-	raw      json.RawMessage // its JSON, properties in the order of the fields
-	strict   json.RawMessage // its strict form for response_format; nil when it has none
-	params   map[string]any  // the parameters of the answer tool
-	complete bool            // the checker reads every keyword the schema has
-	err      error
-}
-
-// answerSchemas caches the schema of each answer type, as schemaCache does
-// for tools. Entries are immutable.
-var answerSchemas sync.Map // reflect.Type → *answerSchema
-
-// answerSchemaFor infers the schema of T exactly as [NewTool] does.
-func answerSchemaFor(t reflect.Type) *answerSchema {
-	if s, ok := answerSchemas.Load(t); ok {
-		return s.(*answerSchema)
-	}
-	s, err := inferSchema(t)
-	as := &answerSchema{err: err}
-	if err == nil {
-		as = newAnswerSchema(s)
-	}
-	actual, _ := answerSchemas.LoadOrStore(t, as)
-	return actual.(*answerSchema)
-}
-
-// answerSchemaFrom reads a schema given as JSON, such as a schema file.
-func answerSchemaFrom(m map[string]any) *answerSchema {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return &answerSchema{err: fmt.Errorf("schema: %w", err)}
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
-		return &answerSchema{err: fmt.Errorf("schema: %w", err)}
-	}
-	return newAnswerSchema(&s)
-}
-
-func newAnswerSchema(s *jsonschema.Schema) *answerSchema {
-	if s.Type != "object" {
-		return &answerSchema{err: fmt.Errorf("an answer must be a JSON object (a struct or a map), not %s", schemaTypes(s))}
-	}
-	resolved, err := s.Resolve(nil)
-	if err != nil {
-		return &answerSchema{err: fmt.Errorf("schema: %w", err)}
-	}
-	as := &answerSchema{schema: s, resolved: resolved, complete: checkerReads(s)}
-	if as.raw, err = json.Marshal(s); err == nil {
-		err = json.Unmarshal(as.raw, &as.params)
-	}
-	if err != nil {
-		return &answerSchema{err: fmt.Errorf("schema: %w", err)}
-	}
-	if strict, ok := strictSchema(s.CloneSchemas()); ok {
-		as.strict, _ = json.Marshal(strict)
-	}
-	return as
-}
-
-func schemaTypes(s *jsonschema.Schema) string {
-	switch {
-	case s.Type != "":
-		return s.Type
-	case len(s.Types) > 0:
-		return strings.Join(s.Types, " or ")
-	}
-	return "any value"
-}
-
-// strictSchema rewrites s in place into the form OpenAI's strict structured
-// outputs take: every object closed (additionalProperties false) and
-// listing all its properties as required, the optional ones made nullable.
-// A schema with an open object (a map, a free-form value) or a $ref has no
-// strict form.
-func strictSchema(s *jsonschema.Schema) (*jsonschema.Schema, bool) {
-	if s == nil {
-		return s, true
-	}
-	if s.Ref != "" || len(s.Defs) > 0 || len(s.Definitions) > 0 {
-		return nil, false
-	}
-	if s.Type == "" && len(s.Types) == 0 && len(s.AnyOf) == 0 && len(s.Enum) == 0 && s.Const == nil {
-		return nil, false // any value
-	}
-	if slices.Contains(append(s.Types, s.Type), "object") {
-		if !isFalse(s.AdditionalProperties) {
-			return nil, false
-		}
-		required := s.Required
-		s.Required = nil
-		for _, name := range propertyNames(s) {
-			p := s.Properties[name]
-			if !slices.Contains(required, name) {
-				p = nullable(p)
-			}
-			var ok bool
-			if s.Properties[name], ok = strictSchema(p); !ok {
-				return nil, false
-			}
-			s.Required = append(s.Required, name)
-		}
-	}
-	var ok bool
-	if s.Items, ok = strictSchema(s.Items); !ok {
-		return nil, false
-	}
-	for i := range s.AnyOf {
-		if s.AnyOf[i], ok = strictSchema(s.AnyOf[i]); !ok {
-			return nil, false
-		}
-	}
-	return s, true
-}
-
-// propertyNames returns an object's properties in their order.
-func propertyNames(s *jsonschema.Schema) []string {
-	names := slices.Clone(s.PropertyOrder)
-	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
-		if !slices.Contains(names, name) {
-			names = append(names, name)
-		}
-	}
-	return names
-}
-
-// nullable returns s accepting null too.
-func nullable(s *jsonschema.Schema) *jsonschema.Schema {
-	switch {
-	case s.Type != "":
-		s.Types, s.Type = []string{s.Type, "null"}, ""
-	case len(s.Types) > 0:
-		if !slices.Contains(s.Types, "null") {
-			s.Types = append(s.Types, "null")
-		}
-	default:
-		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{s, {Type: "null"}}}
-	}
-	if len(s.Enum) > 0 && !slices.Contains(s.Enum, nil) {
-		s.Enum = append(s.Enum, nil)
-	}
-	return s
-}
-
-// isFalse reports whether s is the schema nothing matches, as jsonschema-go
-// writes it.
-func isFalse(s *jsonschema.Schema) bool {
-	return s != nil && s.Not != nil && reflect.ValueOf(*s.Not).IsZero()
-}
-
 // check validates an answer against the schema and decodes it strictly
 // into out, a pointer. It returns every failure found, each a line the
 // model can act on; none means out holds the answer.
-func (as *answerSchema) check(raw []byte, out any) []string {
+func (as *Answer) Check(raw []byte, out any) []string {
 	v, err := decodeAny(raw)
 	if err != nil {
 		return []string{"not valid JSON: " + err.Error()}
@@ -197,7 +39,7 @@ func (as *answerSchema) check(raw []byte, out any) []string {
 	if len(c.failures) > 0 {
 		return c.failures
 	}
-	if err := decodeStrict(raw, out); err != nil {
+	if err := DecodeStrict(raw, out); err != nil {
 		return []string{fmt.Sprintf("the answer does not decode into %v: %v", reflect.TypeOf(out).Elem(), err)}
 	}
 	return nil
@@ -222,7 +64,7 @@ func decodeAny(raw []byte) (any, error) {
 // decodes have passed the checker, whose keys are exact.
 const strictFlags = sjson.DisallowUnknownFields | sjson.DontMatchCaseInsensitiveStructFields
 
-// decodeStrict decodes one JSON value into out, refusing fields out does
+// DecodeStrict decodes one JSON value into out, refusing fields out does
 // not have. Numbers that are whole but written with a fraction (5.0) count
 // as integers, as JSON Schema counts them.
 //
@@ -230,7 +72,7 @@ const strictFlags = sjson.DisallowUnknownFields | sjson.DontMatchCaseInsensitive
 // encoding/json (a typed answer's check is most of what a typed run adds
 // to a text run); whatever it refuses, encoding/json decodes again and,
 // if it refuses it too, says why.
-func decodeStrict(raw []byte, out any) error {
+func DecodeStrict(raw []byte, out any) error {
 	if rest, err := sjson.Parse(raw, out, strictFlags); err == nil && len(rest) == 0 {
 		return nil
 	}
@@ -238,12 +80,12 @@ func decodeStrict(raw []byte, out any) error {
 	return decodeStrictStd(raw, out)
 }
 
-// decodeStrictStd is decodeStrict with encoding/json alone.
+// decodeStrictStd is DecodeStrict with encoding/json alone.
 func decodeStrictStd(raw []byte, out any) error {
 	err := decodeOnly(raw, out)
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
-		if whole, ok := wholeNumbers(raw); ok {
+		if whole, ok := WholeNumbers(raw); ok {
 			reflect.ValueOf(out).Elem().SetZero()
 			err = decodeOnly(whole, out)
 		}
@@ -471,25 +313,3 @@ func jsonText(v any) string {
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func escapePointer(k string) string { return pointerEscaper.Replace(k) }
-
-// refusalPattern matches the messages of providers refusing a request's
-// structured-output part, and toolsRefusal those refusing its tools: see
-// refused.
-var (
-	refusalPattern = regexp.MustCompile(`(?i)response_format|json_schema|json schema|grammar|structured output|guided|invalid format|response_schema`)
-	toolsRefusal   = regexp.MustCompile(`(?i)tool`)
-)
-
-// refused reports whether err is a provider refusing the request for what
-// pattern names, rather than a failure of the request as such.
-func refused(err error, pattern *regexp.Regexp) bool {
-	var apiErr *APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.StatusCode {
-	case 400, 422, 500, 501: // llama.cpp and its forks answer 500
-		return pattern.MatchString(apiErr.Message)
-	}
-	return false
-}

@@ -1,4 +1,4 @@
-package robby
+package jsonstream
 
 import (
 	"encoding/json"
@@ -17,15 +17,15 @@ const nestedJSON = `{"title": "A \"quoted\" {brace} [bracket] \\ title", "n": -1
 // Every prefix of a value closes into valid JSON that keeps only complete
 // values: a prefix of the fields the whole value has.
 func TestPartialJSONEveryPrefixCloses(t *testing.T) {
-	var p partialJSON
-	require.False(t, p.write("Sure! Here it is:\n```json\n"))
+	var p Partial
+	require.False(t, p.Write("Sure! Here it is:\n```json\n"))
 	var last []byte
 	completions := 0
 	for i := range len(nestedJSON) {
-		if p.write(nestedJSON[i : i+1]) {
+		if p.Write(nestedJSON[i : i+1]) {
 			completions++
 		}
-		c := p.closed()
+		c := p.Closed()
 		if c == nil {
 			continue
 		}
@@ -36,10 +36,10 @@ func TestPartialJSONEveryPrefixCloses(t *testing.T) {
 			last = c
 		}
 	}
-	assert.True(t, p.complete())
+	assert.True(t, p.Complete())
 	assert.Equal(t, 18, completions) // a number and its container may end on one byte
-	assert.JSONEq(t, nestedJSON, string(p.closed()))
-	assert.False(t, p.write("\n```\nAnything else?"), "text after the value is ignored")
+	assert.JSONEq(t, nestedJSON, string(p.Closed()))
+	assert.False(t, p.Write("\n```\nAnything else?"), "text after the value is ignored")
 	assert.Equal(t, nestedJSON, string(p.buf))
 }
 
@@ -48,16 +48,16 @@ func TestPartialJSONEveryPrefixCloses(t *testing.T) {
 func TestPartialJSONSkipsBracesOfProse(t *testing.T) {
 	const answer = `{"name": "Ann", "tags": ["a"]}`
 	for _, prose := range []string{"The format is {name}. Here:\n", "Fields {a, b} and {c}: ", "a } then {x} "} {
-		var p partialJSON
+		var p Partial
 		for i := range len(prose + answer) {
-			p.write((prose + answer)[i : i+1])
+			p.Write((prose + answer)[i : i+1])
 		}
-		assert.True(t, p.complete(), prose)
-		assert.Equal(t, answer, string(p.closed()), prose)
+		assert.True(t, p.Complete(), prose)
+		assert.Equal(t, answer, string(p.Closed()), prose)
 
-		var whole partialJSON
-		whole.write(prose + answer)
-		assert.Equal(t, answer, string(whole.closed()), prose)
+		var whole Partial
+		whole.Write(prose + answer)
+		assert.Equal(t, answer, string(whole.Closed()), prose)
 	}
 }
 
@@ -69,16 +69,16 @@ func TestPartialJSONClosedPrefixes(t *testing.T) {
 		{`{"a": "x"`, `{"a": "x"}`},
 		{`{"a": "x", "b": [1, 2`, `{"a": "x", "b": [1]}`},
 		{`{"a": "x", "b": [1, 2, {"c": tr`, `{"a": "x", "b": [1, 2]}`},
-		{`{"a": "x", "b": [1, 2, {"c": true`, `{"a": "x", "b": [1, 2]}`},
+		{`{"a": "x", "b": [1, 2, {"c": true`, `{"a": "x", "b": [1, 2, {"c": true}]}`}, // a literal ends with its last letter
 		{`{"a": "x", "b": [1, 2, {"c": true}`, `{"a": "x", "b": [1, 2, {"c": true}]}`},
 		{`{"a": {"b": {}`, `{"a": {"b": {}}}`},
 		{`{"k": "v", "other`, `{"k": "v"}`},
 		{`{"k": "v", "other":`, `{"k": "v"}`},
 		{`{"k": "}\"]"`, `{"k": "}\"]"}`},
 	} {
-		var p partialJSON
-		p.write(tc.in)
-		assert.Equal(t, tc.want, string(p.closed()), tc.in)
+		var p Partial
+		p.Write(tc.in)
+		assert.Equal(t, tc.want, string(p.Closed()), tc.in)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestExtractJSON(t *testing.T) {
 		{`no object`, ``},
 		{`{"a": 1`, ``},
 	} {
-		got, ok := extractJSON(tc.in)
+		got, ok := Extract(tc.in)
 		assert.Equal(t, tc.want != "", ok, tc.in)
 		assert.Equal(t, tc.want, string(got), tc.in)
 	}
@@ -101,9 +101,9 @@ func TestExtractJSON(t *testing.T) {
 // again inside each span, it would take some 10^10 steps.
 func TestExtractJSONIsLinear(t *testing.T) {
 	text := strings.Repeat("{", 50_000) + strings.Repeat("x}", 50_000)
-	_, ok, steps := extractJSONSteps(text)
+	_, ok, steps := ExtractSteps(text)
 	assert.False(t, ok)
-	assert.LessOrEqual(t, steps, (maxRescans+1)*len(text))
+	assert.LessOrEqual(t, steps, (MaxRescans+1)*len(text))
 }
 
 type bigAnswer struct {
@@ -131,7 +131,7 @@ func bigAnswerJSON(n int) string {
 // BenchmarkPartialJSON measures the cost per streamed byte of reading an
 // answer as it arrives, in the worst split (one byte a delta), for
 // answers of about 64 KB and ten times that: the parser alone, and with
-// the partial values decoded (partialAnswer, the flat list only). Three
+// the partial values decoded (Answer, the flat list only). Three
 // shapes: a flat list of small objects, objects nested 16 deep, and one
 // long string full of escapes. ns/byte and B/byte stay flat as the answer
 // grows tenfold: linear time, memory bounded by the text kept.
@@ -160,11 +160,11 @@ func BenchmarkPartialJSON(b *testing.B) {
 			text := shape.make(size)
 			b.Run(fmt.Sprintf("parser/%s/%dKB", shape.name, size>>10), func(b *testing.B) {
 				perByte(b, len(text), func() {
-					var p partialJSON
+					var p Partial
 					for i := range len(text) {
-						p.write(text[i : i+1])
+						p.Write(text[i : i+1])
 					}
-					if !p.complete() {
+					if !p.Complete() {
 						b.Fatal("incomplete")
 					}
 				})
@@ -174,9 +174,9 @@ func BenchmarkPartialJSON(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("partials/%s/%dKB", shape.name, size>>10), func(b *testing.B) {
 				perByte(b, len(text), func() {
-					var pa partialAnswer[bigAnswer]
+					var pa Answer[bigAnswer]
 					for i := range len(text) {
-						pa.add(text[i : i+1])
+						pa.Add(text[i : i+1])
 					}
 				})
 			})

@@ -1,16 +1,12 @@
-package robby
+package schemas
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/robby-go/robby/robbytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,8 +26,8 @@ func TestCheckSkipsTheValidatorOnlyWhereTheCheckerReadsAll(t *testing.T) {
 		} `json:"mayor,omitempty"`
 		Tags map[string]int `json:"tags,omitempty"`
 	}
-	inferred := answerSchemaFor(reflect.TypeFor[city]())
-	require.NoError(t, inferred.err)
+	inferred := AnswerFor(reflect.TypeFor[city]())
+	require.NoError(t, inferred.Err)
 	assert.True(t, inferred.complete)
 
 	obj := func(p map[string]any) map[string]any {
@@ -43,21 +39,21 @@ func TestCheckSkipsTheValidatorOnlyWhereTheCheckerReadsAll(t *testing.T) {
 		"minLength": {"type": "string", "minLength": 2},
 		"nested":    {"type": "array", "items": map[string]any{"type": "string", "maxLength": 1}},
 	} {
-		as := answerSchemaFrom(obj(p))
-		require.NoError(t, as.err, name)
+		as := AnswerFrom(obj(p))
+		require.NoError(t, as.Err, name)
 		assert.False(t, as.complete, name)
 	}
-	plain := answerSchemaFrom(obj(map[string]any{"type": "integer", "minimum": 1, "title": "v", "description": "a v"}))
+	plain := AnswerFrom(obj(map[string]any{"type": "integer", "minimum": 1, "title": "v", "description": "a v"}))
 	assert.True(t, plain.complete)
 	// format asserts nothing in the validator either: a string that is no
 	// e-mail address passes both ways.
-	email := answerSchemaFrom(obj(map[string]any{"type": "string", "format": "email"}))
-	require.NoError(t, email.err)
+	email := AnswerFrom(obj(map[string]any{"type": "string", "format": "email"}))
+	require.NoError(t, email.Err)
 	assert.True(t, email.complete)
 	validated := *email
 	validated.complete = false
 	var got, want map[string]any
-	assert.Equal(t, validated.check([]byte(`{"v":"not an address"}`), &want), email.check([]byte(`{"v":"not an address"}`), &got))
+	assert.Equal(t, validated.Check([]byte(`{"v":"not an address"}`), &want), email.Check([]byte(`{"v":"not an address"}`), &got))
 	assert.Equal(t, want, got)
 
 	for _, answer := range []string{
@@ -71,57 +67,16 @@ func TestCheckSkipsTheValidatorOnlyWhereTheCheckerReadsAll(t *testing.T) {
 		validated := *inferred
 		validated.complete = false
 		var got, want city
-		assert.Equal(t, validated.check([]byte(answer), &want), inferred.check([]byte(answer), &got), answer)
+		assert.Equal(t, validated.Check([]byte(answer), &want), inferred.Check([]byte(answer), &got), answer)
 		assert.Equal(t, want, got, answer)
 	}
-}
-
-// TestTypedHeadsAreCachedAndBounded: a typed run's request head is encoded
-// once per schema and streaming, sent byte for byte as encoded afresh, and
-// the cache stays bounded however many schemas WithAnswerSchema gives.
-func TestTypedHeadsAreCachedAndBounded(t *testing.T) {
-	srv := newServer(t)
-	a := newTestAgent(t, srv)
-	srv.Fallback(robbytest.Answer(parisJSON))
-	for range 2 {
-		a.Reset()
-		_, _, err := RunTyped[city](context.Background(), a, "Describe Paris", WithAnswerMode(AnswerNative))
-		require.NoError(t, err)
-		for _, err := range StreamTyped[city](context.Background(), a, "Describe Paris", WithAnswerMode(AnswerNative)) {
-			require.NoError(t, err)
-		}
-		a.Reset()
-	}
-	reqs := srv.Requests()
-	require.Len(t, reqs, 4)
-	assert.Equal(t, reqs[0].Body, reqs[2].Body)
-	assert.Equal(t, reqs[1].Body, reqs[3].Body)
-	as := answerSchemaFor(reflect.TypeFor[city]())
-	for i, stream := range []bool{false, true} {
-		p, err := overlayParams(&a.core.params, &openai.ChatCompletionNewParams{ResponseFormat: as.responseFormat()})
-		require.NoError(t, err)
-		fresh, err := encodeHead(&p, stream)
-		require.NoError(t, err)
-		assert.True(t, bytes.HasPrefix(reqs[i].Body, fresh), "stream %v", stream)
-	}
-
-	for i := range maxTypedHeads + 8 {
-		schema := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer", "minimum": i}}}
-		srv.Reply(robbytest.Answer(fmt.Sprintf(`{"n": %d}`, i)))
-		_, _, err := RunTyped[json.RawMessage](context.Background(), a, "n?", WithAnswerSchema(schema), WithAnswerMode(AnswerNative))
-		require.NoError(t, err)
-		assert.Contains(t, string(srv.Requests()[4+i].ResponseFormat), fmt.Sprintf(`"minimum":%d`, i))
-	}
-	a.core.typedHeads.mu.Lock()
-	defer a.core.typedHeads.mu.Unlock()
-	assert.Len(t, a.core.typedHeads.heads, maxTypedHeads)
 }
 
 // TestCheckFailurePaths: each failure names where it is as a JSON Pointer,
 // items by index and keys escaped (~0, ~1), however deep; the checker
 // writes it only for a failure, and every failure is listed in key order.
 func TestCheckFailurePaths(t *testing.T) {
-	as := answerSchemaFrom(map[string]any{
+	as := AnswerFrom(map[string]any{
 		"type": "object", "required": []any{"a/b~"}, "additionalProperties": false,
 		"properties": map[string]any{"a/b~": map[string]any{"type": "array", "items": map[string]any{
 			"type": "object", "required": []any{"n"},
@@ -129,9 +84,9 @@ func TestCheckFailurePaths(t *testing.T) {
 			"additionalProperties": map[string]any{"type": "array", "items": map[string]any{"enum": []any{"x"}}},
 		}}},
 	})
-	require.NoError(t, as.err)
+	require.NoError(t, as.Err)
 	var out map[string]any
-	failures := as.check([]byte(`{"a/b~": [{"n": 1}, {"n": -1, "more": ["x", "y"]}, {"z": [1]}, {"n": "1"}], "c": null}`), &out)
+	failures := as.Check([]byte(`{"a/b~": [{"n": 1}, {"n": -1, "more": ["x", "y"]}, {"z": [1]}, {"n": "1"}], "c": null}`), &out)
 	assert.Equal(t, []string{
 		`/a~1b~0/1/more/1: must be one of ["x"], got "y"`,
 		`/a~1b~0/1/n: must be at least 0, got -1`,
@@ -197,16 +152,16 @@ func FuzzAnswerDecode(f *testing.F) {
 			t.Fatalf("decodeAny(%q) = %#v, %v; encoding/json: %#v, %v", raw, v, err, want, wantErr)
 		}
 		var got, std fuzzAnswer
-		err = decodeStrict(raw, &got)
+		err = DecodeStrict(raw, &got)
 		wantErr = decodeStrictStd(raw, &std)
 		if fmt.Sprint(err) != fmt.Sprint(wantErr) {
-			t.Fatalf("decodeStrict(%q): %v; encoding/json: %v", raw, err, wantErr)
+			t.Fatalf("DecodeStrict(%q): %v; encoding/json: %v", raw, err, wantErr)
 		}
 		if err == nil && !reflect.DeepEqual(got, std) {
-			t.Fatalf("decodeStrict(%q) = %+v; encoding/json: %+v", raw, got, std)
+			t.Fatalf("DecodeStrict(%q) = %+v; encoding/json: %+v", raw, got, std)
 		}
 		if got.ignored != "" {
-			t.Fatalf("decodeStrict(%q) set an unexported field", raw)
+			t.Fatalf("DecodeStrict(%q) set an unexported field", raw)
 		}
 	})
 }

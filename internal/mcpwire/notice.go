@@ -1,4 +1,4 @@
-package robby
+package mcpwire
 
 import (
 	"bufio"
@@ -38,28 +38,36 @@ import (
 // a notice in it to the logger only.
 const maxHeldEvent = 1 << 20
 
+// A Noticer takes the notices read off a connection's wire. Notice
+// handles req if it is a notice it reads and reports whether it did; call
+// is the progress token of the call on whose own response stream req was
+// read, or "".
+type Noticer interface {
+	Notice(ctx context.Context, req *jsonrpc.Request, call string) bool
+}
+
 type routedCallKey struct{}
 
 // routedCall is the call whose HTTP requests carry it in their context.
 type routedCall struct {
-	conn  *mcpConn
+	conn  Noticer
 	token string
 }
 
-// withRoutedCall returns ctx for the tools/call request of the call whose
+// WithCall returns ctx for the tools/call request of the call whose
 // progress token is token: the log messages on the streams that answer it,
 // the POST and any GET resuming its stream, go to that call.
-func withRoutedCall(ctx context.Context, c *mcpConn, token string) context.Context {
-	return context.WithValue(ctx, routedCallKey{}, routedCall{c, token})
+func WithCall(ctx context.Context, n Noticer, token string) context.Context {
+	return context.WithValue(ctx, routedCallKey{}, routedCall{n, token})
 }
 
-// readNotices returns t for c, made to hand c the server's notices where
-// they are read.
-func (c *mcpConn) readNotices(t mcp.Transport) mcp.Transport {
+// ReadNotices returns t made to hand n the server's notices where they
+// are read.
+func ReadNotices(t mcp.Transport, n Noticer) mcp.Transport {
 	if st, ok := t.(*mcp.StreamableClientTransport); ok {
-		return c.routed(st)
+		return routed(st, n)
 	}
-	return noticeTransport{t, c}
+	return noticeTransport{t, n}
 }
 
 // noticeTransport hands the notices its connections read to conn, and the
@@ -67,7 +75,7 @@ func (c *mcpConn) readNotices(t mcp.Transport) mcp.Transport {
 // whose connection the go-sdk must see as its own.
 type noticeTransport struct {
 	mcp.Transport
-	conn *mcpConn
+	conn Noticer
 }
 
 func (t noticeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -80,13 +88,13 @@ func (t noticeTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type noticeConn struct {
 	mcp.Connection
-	conn *mcpConn
+	conn Noticer
 }
 
 func (c noticeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
-		if req, ok := msg.(*jsonrpc.Request); err != nil || !ok || !c.conn.notice(ctx, req, "") {
+		if req, ok := msg.(*jsonrpc.Request); err != nil || !ok || !c.conn.Notice(ctx, req, "") {
 			return msg, err
 		}
 	}
@@ -94,7 +102,7 @@ func (c noticeConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // routed returns a copy of t whose HTTP client hands the notices on its
 // event streams to c.
-func (c *mcpConn) routed(t *mcp.StreamableClientTransport) *mcp.StreamableClientTransport {
+func routed(t *mcp.StreamableClientTransport, c Noticer) *mcp.StreamableClientTransport {
 	client := t.HTTPClient
 	if client == nil {
 		client = http.DefaultClient
@@ -114,7 +122,7 @@ func (c *mcpConn) routed(t *mcp.StreamableClientTransport) *mcp.StreamableClient
 // requests, for their notices.
 type routeTransport struct {
 	next http.RoundTripper
-	conn *mcpConn
+	conn Noticer
 }
 
 func (t routeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -135,7 +143,7 @@ func (t routeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		msg, err := jsonrpc.DecodeMessage(data)
 		req, ok := msg.(*jsonrpc.Request)
-		return err == nil && ok && t.conn.notice(ctx, req, token)
+		return err == nil && ok && t.conn.Notice(ctx, req, token)
 	})
 	resp.ContentLength = -1
 	return resp, nil

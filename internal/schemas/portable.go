@@ -1,4 +1,4 @@
-package robby
+package schemas
 
 import (
 	"errors"
@@ -22,11 +22,11 @@ const maxSchemaDepth = 32
 // $refs used again and again cannot blow a small schema up.
 const maxSchemaNodes = 10000
 
-// portableSchema rewrites a schema into the portable subset: local $refs
+// Portable rewrites a schema into the portable subset: local $refs
 // inlined, const and oneOf spelled with enum and anyOf, a type list with
 // "null" made nullable, other keywords dropped. A recursive schema cannot
 // be inlined and is an error.
-func portableSchema(schema map[string]any) (map[string]any, error) {
+func Portable(schema map[string]any) (map[string]any, error) {
 	r := &rewriter{defs: map[string]any{}, budget: maxSchemaNodes}
 	for _, key := range []string{"$defs", "definitions"} {
 		if d, ok := schema[key].(map[string]any); ok {

@@ -1,4 +1,4 @@
-package robby
+package mcpwire
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 )
 
 // wsTestServer is an httptest.Server that accepts WebSockets and hands each
-// one, wrapped as a websocketConn, to serve. It remembers the last handshake
+// one, wrapped as a WebSocketConn, to serve. It remembers the last handshake
 // so tests can check what the client sent and negotiated.
 type wsTestServer struct {
 	*httptest.Server
@@ -32,7 +32,7 @@ type wsTestServer struct {
 }
 
 // newWSTestServer starts a server offering subprotocols (none if nil).
-func newWSTestServer(t *testing.T, subprotocols []string, serve func(context.Context, *websocketConn)) *wsTestServer {
+func newWSTestServer(t *testing.T, subprotocols []string, serve func(context.Context, *WebSocketConn)) *wsTestServer {
 	t.Helper()
 	s := &wsTestServer{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -46,7 +46,7 @@ func newWSTestServer(t *testing.T, subprotocols []string, serve func(context.Con
 		s.mu.Lock()
 		s.header, s.subprotocol = r.Header.Clone(), c.Subprotocol()
 		s.mu.Unlock()
-		conn := newWebSocketConn(c)
+		conn := NewWebSocketConn(c)
 		defer conn.Close()
 		serve(r.Context(), conn)
 	}))
@@ -104,8 +104,8 @@ func newWSMCPServer() *mcp.Server {
 
 // serveWSMCP bridges each accepted connection to server until the session
 // ends; sessions, if not nil, receives each server session.
-func serveWSMCP(t *testing.T, server *mcp.Server, sessions chan<- *mcp.ServerSession) func(context.Context, *websocketConn) {
-	return func(ctx context.Context, conn *websocketConn) {
+func serveWSMCP(t *testing.T, server *mcp.Server, sessions chan<- *mcp.ServerSession) func(context.Context, *WebSocketConn) {
+	return func(ctx context.Context, conn *WebSocketConn) {
 		ss, err := server.Connect(ctx, wsConnTransport{conn}, nil)
 		if err != nil {
 			t.Errorf("server connect: %v", err)
@@ -145,7 +145,7 @@ func TestWebSocketTransportMCPSession(t *testing.T) {
 			if tc.serverClient {
 				httpClient = srv.Client()
 			}
-			cs, err := client.Connect(connectCtx, newWebSocketTransport(srv.wsURL(), header, httpClient), nil)
+			cs, err := client.Connect(connectCtx, NewWebSocketTransport(srv.wsURL(), header, httpClient), nil)
 			cancelConnect()
 			require.NoError(t, err)
 			defer cs.Close()
@@ -186,15 +186,15 @@ func TestWebSocketTransportServerClosesMidSession(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		close func(*mcp.ServerSession, *websocketConn)
+		close func(*mcp.ServerSession, *WebSocketConn)
 	}{
-		{"close handshake", func(ss *mcp.ServerSession, _ *websocketConn) { _ = ss.Close() }},
-		{"dropped connection", func(_ *mcp.ServerSession, conn *websocketConn) { _ = conn.conn.CloseNow() }},
+		{"close handshake", func(ss *mcp.ServerSession, _ *WebSocketConn) { _ = ss.Close() }},
+		{"dropped connection", func(_ *mcp.ServerSession, conn *WebSocketConn) { _ = conn.conn.CloseNow() }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			server := newWSMCPServer()
 			closeNow, dropped := make(chan struct{}), make(chan struct{})
-			srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *websocketConn) {
+			srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *WebSocketConn) {
 				defer close(dropped)
 				ss, err := server.Connect(ctx, wsConnTransport{conn}, nil)
 				if !assert.NoError(t, err) {
@@ -211,7 +211,7 @@ func TestWebSocketTransportServerClosesMidSession(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			client := mcp.NewClient(&mcp.Implementation{Name: "ws-client", Version: "v0.0.1"}, nil)
-			cs, err := client.Connect(ctx, newWebSocketTransport(srv.wsURL(), nil, nil), nil)
+			cs, err := client.Connect(ctx, NewWebSocketTransport(srv.wsURL(), nil, nil), nil)
 			require.NoError(t, err)
 			defer cs.Close()
 
@@ -248,7 +248,7 @@ func TestWebSocketConnReadBadMessages(t *testing.T) {
 		{"too large", websocket.MessageText, []byte(strings.Repeat(" ", maxWebSocketMessageSize+1)), "read limited"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *websocketConn) {
+			srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *WebSocketConn) {
 				_ = conn.conn.Write(ctx, tc.typ, tc.data)
 				_, _ = conn.Read(ctx) // wait for the client to go
 			})
@@ -256,7 +256,7 @@ func TestWebSocketConnReadBadMessages(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			conn, err := newWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
+			conn, err := NewWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
 			require.NoError(t, err)
 			defer conn.Close()
 
@@ -275,7 +275,7 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 	defer goleak.VerifyNone(t)
 
 	t.Run("peer closes normally", func(t *testing.T) {
-		srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *websocketConn) {
+		srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *WebSocketConn) {
 			req, err := jsonrpc.DecodeMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 			if assert.NoError(t, err) {
 				assert.NoError(t, conn.Write(ctx, req))
@@ -286,7 +286,7 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := newWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
+		conn, err := NewWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
 		require.NoError(t, err)
 		defer conn.Close()
 
@@ -311,14 +311,14 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 	})
 
 	t.Run("close unblocks read", func(t *testing.T) {
-		srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *websocketConn) {
+		srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *WebSocketConn) {
 			_, _ = conn.Read(ctx)
 		})
 		defer srv.close()
 
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := newWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
+		conn, err := NewWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
 		require.NoError(t, err)
 
 		readErr := make(chan error, 1)
@@ -349,7 +349,7 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 	t.Run("concurrent writes", func(t *testing.T) {
 		const n = 64
 		got := make(chan []string, 1)
-		srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *websocketConn) {
+		srv := newWSTestServer(t, []string{"mcp"}, func(ctx context.Context, conn *WebSocketConn) {
 			var methods []string
 			for range n {
 				msg, err := conn.Read(ctx)
@@ -365,7 +365,7 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		conn, err := newWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
+		conn, err := NewWebSocketTransport(srv.wsURL(), nil, nil).Connect(ctx)
 		require.NoError(t, err)
 		defer conn.Close()
 
@@ -395,7 +395,7 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_, err := newWebSocketTransport("ws"+strings.TrimPrefix(srv.URL, "http"), nil, nil).Connect(ctx)
+		_, err := NewWebSocketTransport("ws"+strings.TrimPrefix(srv.URL, "http"), nil, nil).Connect(ctx)
 		require.Error(t, err)
 		assert.ErrorContains(t, err, "robby: websocket: ")
 		assert.ErrorContains(t, err, "401")
@@ -404,6 +404,6 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 
 // Compile-time check that the transport satisfies the SDK's interfaces.
 var (
-	_ mcp.Transport  = (*websocketTransport)(nil)
-	_ mcp.Connection = (*websocketConn)(nil)
+	_ mcp.Transport  = (*WebSocketTransport)(nil)
+	_ mcp.Connection = (*WebSocketConn)(nil)
 )

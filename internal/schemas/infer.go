@@ -1,4 +1,4 @@
-package robby
+package schemas
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// inferSchema infers the JSON Schema of t as jsonschema-go does, a
+// Infer infers the JSON Schema of t as jsonschema-go does, a
 // time.Time a string of format date-time (RFC 3339, which its JSON
 // decoding takes: said up front, the model need not learn it from a
 // repair), then adds the values an enum tag lists to its field's schema:
@@ -18,7 +18,7 @@ import (
 //	Priority string `json:"priority" enum:"low,normal,high"`
 //
 // On a slice, array or map field the enum applies to its elements.
-func inferSchema(t reflect.Type) (*jsonschema.Schema, error) {
+func Infer(t reflect.Type) (*jsonschema.Schema, error) {
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[time.Time](): {Type: "string", Format: "date-time"},
 	}})

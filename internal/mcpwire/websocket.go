@@ -1,4 +1,4 @@
-package robby
+package mcpwire
 
 import (
 	"context"
@@ -24,23 +24,23 @@ const maxWebSocketMessageSize = 10 << 20 // 10 MiB
 // community WebSocket convention uses it; servers that ignore it still work.
 const webSocketSubprotocol = "mcp"
 
-// websocketTransport exists because the go-sdk ships no WebSocket client
+// WebSocketTransport exists because the go-sdk ships no WebSocket client
 // transport, and some MCP servers are only reachable that way.
-type websocketTransport struct {
+type WebSocketTransport struct {
 	URL        string       // ws:// or wss:// endpoint
 	Header     http.Header  // sent on the handshake, e.g. Authorization
 	HTTPClient *http.Client // nil means http.DefaultClient
 }
 
-// newWebSocketTransport keeps call sites short; the fields may also be set
+// NewWebSocketTransport keeps call sites short; the fields may also be set
 // directly.
-func newWebSocketTransport(url string, header http.Header, client *http.Client) *websocketTransport {
-	return &websocketTransport{URL: url, Header: header, HTTPClient: client}
+func NewWebSocketTransport(url string, header http.Header, client *http.Client) *WebSocketTransport {
+	return &WebSocketTransport{URL: url, Header: header, HTTPClient: client}
 }
 
 // Connect implements [mcp.Transport]. ctx bounds only the handshake, so the
 // session outlives it.
-func (t *websocketTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t *WebSocketTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	conn, _, err := websocket.Dial(ctx, t.URL, &websocket.DialOptions{
 		HTTPClient:   t.HTTPClient,
 		HTTPHeader:   t.Header,
@@ -49,12 +49,12 @@ func (t *websocketTransport) Connect(ctx context.Context) (mcp.Connection, error
 	if err != nil {
 		return nil, fmt.Errorf("robby: websocket: %w", err)
 	}
-	return newWebSocketConn(conn), nil
+	return NewWebSocketConn(conn), nil
 }
 
-// websocketConn carries one JSON-RPC message per text message. It works on
+// WebSocketConn carries one JSON-RPC message per text message. It works on
 // either end of a *websocket.Conn, so tests can serve MCP with it too.
-type websocketConn struct {
+type WebSocketConn struct {
 	conn *websocket.Conn
 
 	closing   chan struct{} // closed once Close starts, so reads end as io.EOF
@@ -63,17 +63,17 @@ type websocketConn struct {
 	closeErr  error
 }
 
-// newWebSocketConn raises the read limit, which every user of the
+// NewWebSocketConn raises the read limit, which every user of the
 // connection needs for large MCP results.
-func newWebSocketConn(conn *websocket.Conn) *websocketConn {
+func NewWebSocketConn(conn *websocket.Conn) *WebSocketConn {
 	conn.SetReadLimit(maxWebSocketMessageSize)
-	return &websocketConn{conn: conn, closing: make(chan struct{})}
+	return &WebSocketConn{conn: conn, closing: make(chan struct{})}
 }
 
 // Read implements [mcp.Connection]. The SDK calls it with a context that is
 // never done; a caller whose ctx ends mid-read loses the connection, because
 // coder/websocket closes it then.
-func (c *websocketConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (c *WebSocketConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	// Checked here because coder/websocket would close the whole connection
 	// on an already-done context.
 	if err := ctx.Err(); err != nil {
@@ -96,7 +96,7 @@ func (c *websocketConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // readError turns a clean end of the session into io.EOF, which the SDK
 // treats as an orderly shutdown, and labels everything else.
-func (c *websocketConn) readError(err error) error {
+func (c *WebSocketConn) readError(err error) error {
 	select {
 	case <-c.closing:
 		return io.EOF
@@ -111,7 +111,7 @@ func (c *websocketConn) readError(err error) error {
 
 // Write implements [mcp.Connection]. coder/websocket serializes concurrent
 // writers itself, so no lock is needed here.
-func (c *websocketConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *WebSocketConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// As in Read: a done context must not tear the connection down.
 	if err := ctx.Err(); err != nil {
 		return err
@@ -136,7 +136,7 @@ func (c *websocketConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // also ends a pending Read and waits for coder/websocket's goroutines. After
 // a failed Read or Write it skips the handshake, because a peer that has gone
 // away cannot answer it and the error would only be noise.
-func (c *websocketConn) Close() error {
+func (c *WebSocketConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closing)
 		var err error
@@ -155,4 +155,4 @@ func (c *websocketConn) Close() error {
 
 // SessionID implements [mcp.Connection]; a WebSocket is its own session, so
 // there is no ID to report.
-func (c *websocketConn) SessionID() string { return "" }
+func (c *WebSocketConn) SessionID() string { return "" }
