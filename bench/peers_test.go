@@ -1,7 +1,8 @@
 package bench
 
-// BenchmarkPeers runs one three-turn tool conversation with robby, raw
-// openai-go, eino's react agent and langchaingo's OpenAI functions agent,
+// BenchmarkPeers runs one three-turn tool conversation with robby, the floor
+// (net/http and encoding/json by hand: floor_test.go), raw openai-go, eino's
+// react agent and langchaingo's OpenAI functions agent,
 // not streamed and streamed, against the same in-process fake OpenAI server:
 //
 //	turn 1: the model calls add{1,2} and mul{3,4} in parallel
@@ -519,6 +520,7 @@ func BenchmarkPeers(b *testing.B) {
 	url := srv.URL
 	robbyAgent := func(tb testing.TB) *robby.Agent { return newRobby(tb, url) }
 	rawAgent := func(testing.TB) *rawAgent { return newRaw(url) }
+	floorAgent := func(testing.TB) *floorAgent { return newFloor(url) }
 	einoAgent := func(tb testing.TB) *react.Agent { return newEino(tb, context.Background(), url) }
 	langchainAgent := func(tb testing.TB) *agents.Executor { return newLangchain(tb, url) }
 	for _, mode := range []struct {
@@ -527,12 +529,14 @@ func BenchmarkPeers(b *testing.B) {
 	}{
 		{"sync", []peer{
 			newPeer("robby", robbyAgent, (*robby.Agent).Reset, robbySync),
+			newPeer("floor", floorAgent, nil, floorSync),
 			newPeer("openai-go", rawAgent, nil, rawSync),
 			newPeer("eino", einoAgent, nil, einoSync),
 			newPeer("langchaingo", langchainAgent, nil, langchainSync),
 		}},
 		{"stream", []peer{
 			newPeer("robby", robbyAgent, (*robby.Agent).Reset, robbyStream),
+			newPeer("floor", floorAgent, nil, floorStream),
 			newPeer("openai-go", rawAgent, nil, rawStream),
 			newPeer("eino", einoAgent, nil, einoStream),
 			newPeer("langchaingo", langchainAgent, nil, langchainStream),
