@@ -214,16 +214,30 @@ type Report struct {
 	Updated   int // documents whose content changed, re-indexed
 	Unchanged int // documents already indexed as they are, skipped
 	Deleted   int // documents removed, from a folder where they are gone
+	Skipped   int // documents that could not be read or indexed, each a [DocumentError]
 	Chunks    int // chunks written
 	Embedded  int // chunks sent to the embedder; the others' vectors were cached
 }
 
+// A DocumentError is why one document was skipped: the others were
+// indexed. [Base.Add] and [Base.AddDir] return every one, joined.
+type DocumentError struct {
+	ID  string // the document's ID; for AddDir, its path
+	Err error
+}
+
+func (e *DocumentError) Error() string { return fmt.Sprintf("%q: %v", e.ID, e.Err) }
+
+func (e *DocumentError) Unwrap() error { return e.Err }
+
 // Add indexes documents, in one transaction: a new or changed document is
 // cut into chunks that replace its old ones; one whose content and
-// metadata are unchanged (same hash) is skipped. With an embedder, the
-// chunks that have no vector yet are then embedded; if that fails, the
-// documents stay indexed for keyword search and the next Add embeds what is
-// missing.
+// metadata are unchanged (same hash) is skipped. A document that cannot be
+// indexed (no ID, an unknown format, HTML the parser refuses) is skipped,
+// its old version kept, and named in the error by a [DocumentError]; the
+// others are indexed. With an embedder, the chunks that have no vector yet
+// are then embedded; if that fails, the documents stay indexed for keyword
+// search and the next Add embeds what is missing.
 func (b *Base) Add(ctx context.Context, docs ...Document) (Report, error) {
 	var rep Report
 	if b.isClosed() {
@@ -231,42 +245,56 @@ func (b *Base) Add(ctx context.Context, docs ...Document) (Report, error) {
 	}
 	b.write.Lock()
 	defer b.write.Unlock()
-	if err := b.addLocked(ctx, docs, &rep); err != nil {
-		return rep, err
+	skipped, err := b.addLocked(ctx, docs, &rep)
+	if err == nil {
+		err = b.embedMissing(ctx, &rep)
 	}
-	return rep, b.embedMissing(ctx, &rep)
+	if err == nil && len(skipped) > 0 {
+		err = fmt.Errorf("knowledge: add: %w", errors.Join(skipped...))
+	}
+	return rep, err
 }
 
-func (b *Base) addLocked(ctx context.Context, docs []Document, rep *Report) error {
+// addLocked adds docs in one transaction and returns the DocumentErrors of
+// those it skipped; its error is the database's, and then nothing is added.
+func (b *Base) addLocked(ctx context.Context, docs []Document, rep *Report) ([]error, error) {
 	tx, err := b.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("knowledge: add: %w", err)
+		return nil, fmt.Errorf("knowledge: add: %w", err)
 	}
 	defer tx.Rollback()
 	changed := false
+	var skipped []error
 	for _, d := range docs {
 		did, err := b.addDocument(ctx, tx, d, rep)
+		var derr *DocumentError
+		if errors.As(err, &derr) {
+			rep.Skipped++
+			skipped = append(skipped, derr)
+			continue
+		}
 		if err != nil {
-			return fmt.Errorf("knowledge: add %q: %w", d.ID, err)
+			return nil, fmt.Errorf("knowledge: add %q: %w", d.ID, err)
 		}
 		changed = changed || did
 	}
 	if changed {
 		if err := bumpVersion(ctx, tx); err != nil {
-			return fmt.Errorf("knowledge: add: %w", err)
+			return nil, fmt.Errorf("knowledge: add: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("knowledge: add: %w", err)
+		return nil, fmt.Errorf("knowledge: add: %w", err)
 	}
-	return nil
+	return skipped, nil
 }
 
 // addDocument writes d's chunks unless it is indexed as it is; it reports
-// whether it wrote anything.
+// whether it wrote anything. A fault of d itself is a *DocumentError,
+// returned before anything of d is written.
 func (b *Base) addDocument(ctx context.Context, tx *sql.Tx, d Document, rep *Report) (bool, error) {
 	if d.ID == "" {
-		return false, errors.New("empty document id")
+		return false, &DocumentError{Err: errors.New("empty document id")}
 	}
 	if !utf8.ValidString(d.Text) {
 		d.Text = strings.ToValidUTF8(d.Text, "\uFFFD")
@@ -293,13 +321,13 @@ func (b *Base) addDocument(ctx context.Context, tx *sql.Tx, d Document, rep *Rep
 	switch format {
 	case HTML:
 		if text, title, err = htmlText(d.Text); err != nil {
-			return false, err
+			return false, &DocumentError{ID: d.ID, Err: err}
 		}
 	case Markdown:
 		title = markdownTitle(text)
 	case Text:
 	default:
-		return false, fmt.Errorf("unknown format %q", format)
+		return false, &DocumentError{ID: d.ID, Err: fmt.Errorf("unknown format %q", format)}
 	}
 	if old != "" {
 		rep.Updated++

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -380,4 +381,60 @@ func TestPathIsNotAURI(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, stray))
 		assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written to %s", stray)
 	}
+}
+
+// One bad file is that file's failure: HTML nested deeper than the parser
+// allows is skipped and named, and the rest of the folder, in its batch
+// and after it, is indexed (it aborted the walk: nothing was indexed).
+func TestAddDirSkipsABadDocument(t *testing.T) {
+	ctx := context.Background()
+	dir := docs(t)
+	deep := filepath.Join(dir, "deep.html")
+	require.NoError(t, os.WriteFile(deep, []byte(strings.Repeat("<div>", 600)+"deep"), 0o644))
+	unclosed := filepath.Join(dir, "tools/unclosed.html")
+	require.NoError(t, os.WriteFile(unclosed, []byte(strings.Repeat("<b><i>", 1000)+"unclosed"), 0o644))
+	for i := range 70 { // past one batch, after the bad files
+		name := filepath.Join(dir, "zz", fmt.Sprintf("n%02d.md", i))
+		require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
+		require.NoError(t, os.WriteFile(name, []byte(fmt.Sprintf("# Note %d\n\nnote number %d\n", i, i)), 0o644))
+	}
+	b := open(t)
+	rep, err := b.AddDir(ctx, dir)
+	require.Error(t, err)
+	var derr *knowledge.DocumentError
+	require.ErrorAs(t, err, &derr)
+	assert.ErrorContains(t, err, filepath.ToSlash(deep))
+	assert.ErrorContains(t, err, filepath.ToSlash(unclosed))
+	assert.Equal(t, 2, rep.Skipped)
+	assert.Equal(t, 4+70, rep.Added, "every other document is indexed")
+	hits, err := b.Search(ctx, "note number 69", knowledge.SearchOptions{})
+	require.NoError(t, err)
+	assert.NotEmpty(t, hits)
+
+	// Add skips it too, and indexes the others.
+	rep, err = b.Add(ctx, knowledge.Document{ID: "bad", Format: knowledge.HTML, Text: strings.Repeat("<section>", 600)},
+		knowledge.Document{ID: "good", Text: "a good document"}, knowledge.Document{Text: "no id"})
+	require.ErrorAs(t, err, &derr)
+	assert.Equal(t, knowledge.Report{Added: 1, Skipped: 2, Chunks: 1}, rep)
+}
+
+// A folder given as a symbolic link is followed (it indexed nothing,
+// silently); the IDs are paths under the link, as given.
+func TestAddDirFollowsALinkedRoot(t *testing.T) {
+	ctx := context.Background()
+	dir := docs(t)
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(dir, link))
+	b := open(t)
+	rep, err := b.AddDir(ctx, link)
+	require.NoError(t, err)
+	assert.Equal(t, 4, rep.Added)
+	hits, err := b.Search(ctx, "tool call timeout", knowledge.SearchOptions{Limit: 1})
+	require.NoError(t, err)
+	require.NotEmpty(t, hits)
+	assert.Equal(t, filepath.ToSlash(filepath.Join(link, "tools/tools.md")), hits[0].Source)
+
+	rep, err = b.AddDir(ctx, link)
+	require.NoError(t, err)
+	assert.Equal(t, knowledge.Report{Unchanged: 4}, rep, "nothing pruned, nothing added again")
 }

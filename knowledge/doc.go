@@ -24,7 +24,9 @@
 // repeat the end of the chunk before when they cut a section. A document
 // indexed again with the same content is skipped (its hash is kept); a
 // changed one has its chunks replaced; [Base.Delete] removes one by id,
-// and AddDir removes the files gone from its folder.
+// and AddDir removes the files gone from its folder. A document that
+// cannot be indexed (such as HTML nested deeper than the parser allows) is
+// skipped and named by a [DocumentError]; the others are indexed.
 //
 // # Search
 //

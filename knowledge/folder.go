@@ -25,38 +25,69 @@ const addDirBatch = 64
 // deleted, so running AddDir again brings the base up to date, re-indexing
 // only what changed.
 //
-// A file that cannot be read is skipped and reported in the error, which
-// joins every such failure; the others are indexed.
+// Dir itself may be a symbolic link, which is followed; links inside it
+// are not, so the walk stays in the folder and ends. Dir may also name one
+// file.
+//
+// A file that cannot be read or indexed (too large, unreadable, HTML the
+// parser refuses) is skipped, its old version kept, and named in the
+// error, which joins a [DocumentError] for each; the others are indexed.
 func (b *Base) AddDir(ctx context.Context, dir string) (Report, error) {
 	var rep Report
 	if b.isClosed() {
 		return rep, ErrClosed
 	}
-	root := filepath.ToSlash(filepath.Clean(dir))
-	var (
-		batch []Document
-		seen  = map[string]bool{}
-		errs  []error
-	)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	w := dirWalk{b: b, dir: dir, root: filepath.ToSlash(filepath.Clean(dir)), seen: map[string]bool{}, rep: &rep}
+	err := w.walk(ctx)
+	if err == nil {
+		err = w.flush(ctx)
+	}
+	if err == nil {
+		err = b.prune(ctx, w.root, w.seen, &rep)
+	}
+	if err == nil {
 		b.write.Lock()
-		err := b.addLocked(ctx, batch, &rep)
+		err = b.embedMissing(ctx, &rep)
 		b.write.Unlock()
-		batch = batch[:0]
+	}
+	if err != nil {
+		return rep, fmt.Errorf("knowledge: add %s: %w", dir, err)
+	}
+	if len(w.errs) > 0 {
+		return rep, fmt.Errorf("knowledge: add %s: %w", dir, errors.Join(w.errs...))
+	}
+	return rep, nil
+}
+
+// A dirWalk is the state of one AddDir.
+type dirWalk struct {
+	b         *Base
+	dir, root string // as given; cleaned, with forward slashes
+	batch     []Document
+	seen      map[string]bool // the IDs of the files found
+	errs      []error         // what was skipped
+	rep       *Report
+}
+
+// walk reads the files under dir, the link followed if dir is one, into
+// batches it adds.
+func (w *dirWalk) walk(ctx context.Context) error {
+	target, err := filepath.EvalSymlinks(w.dir)
+	if err != nil {
 		return err
 	}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(target, func(path string, d fs.DirEntry, err error) error {
+		if rel, rerr := filepath.Rel(target, path); rerr == nil {
+			path = filepath.Join(w.dir, rel) // as found under dir, not its target
+		}
 		if err != nil {
-			if path == dir {
+			if path == filepath.Clean(w.dir) {
 				return err
 			}
-			errs = append(errs, err)
+			w.errs = append(w.errs, err) // such as a folder that cannot be read
 			return nil
 		}
-		if path != dir && strings.HasPrefix(d.Name(), ".") {
+		if path != filepath.Clean(w.dir) && strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -69,45 +100,49 @@ func (b *Base) AddDir(ctx context.Context, dir string) (Report, error) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		info, err := d.Info()
-		if err == nil && info.Size() > MaxFileSize {
-			err = fmt.Errorf("%s: %d bytes, more than %d", path, info.Size(), MaxFileSize)
-		}
-		var data []byte
-		if err == nil {
-			data, err = os.ReadFile(path)
-		}
-		if err != nil {
-			errs = append(errs, err)
-			return nil
-		}
-		id := filepath.ToSlash(path)
-		seen[id] = true
-		batch = append(batch, Document{ID: id, Text: string(data), Format: format,
-			Metadata: map[string]string{"path": id, "dir": root, "format": string(format)}})
-		if len(batch) == addDirBatch {
-			return flush()
-		}
-		return nil
+		return w.file(ctx, path, d, format)
 	})
-	if err == nil {
-		err = flush()
+}
+
+// file reads one file into the batch, adding the batch when it is full.
+func (w *dirWalk) file(ctx context.Context, path string, d fs.DirEntry, format Format) error {
+	id := filepath.ToSlash(path)
+	w.seen[id] = true // there: a failure to read it keeps its old version
+	info, err := d.Info()
+	if err == nil && info.Size() > MaxFileSize {
+		err = fmt.Errorf("%d bytes, more than %d", info.Size(), MaxFileSize)
 	}
+	var data []byte
 	if err == nil {
-		err = b.prune(ctx, root, seen, &rep)
-	}
-	if err == nil {
-		b.write.Lock()
-		err = b.embedMissing(ctx, &rep)
-		b.write.Unlock()
+		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return rep, fmt.Errorf("knowledge: add %s: %w", dir, err)
+		if pe, ok := err.(*fs.PathError); ok {
+			err = fmt.Errorf("%s: %w", pe.Op, pe.Err) // the ID names the path
+		}
+		w.rep.Skipped++
+		w.errs = append(w.errs, &DocumentError{ID: id, Err: err})
+		return nil
 	}
-	if len(errs) > 0 {
-		return rep, fmt.Errorf("knowledge: add %s: %w", dir, errors.Join(errs...))
+	w.batch = append(w.batch, Document{ID: id, Text: string(data), Format: format,
+		Metadata: map[string]string{"path": id, "dir": w.root, "format": string(format)}})
+	if len(w.batch) == addDirBatch {
+		return w.flush(ctx)
 	}
-	return rep, nil
+	return nil
+}
+
+// flush adds the batch; a document of it that fails is skipped.
+func (w *dirWalk) flush(ctx context.Context) error {
+	if len(w.batch) == 0 {
+		return nil
+	}
+	w.b.write.Lock()
+	skipped, err := w.b.addLocked(ctx, w.batch, w.rep)
+	w.b.write.Unlock()
+	w.batch = w.batch[:0]
+	w.errs = append(w.errs, skipped...)
+	return err
 }
 
 // prune deletes the documents of root that the walk did not see.

@@ -65,7 +65,8 @@ func (f *kbFlags) open(baseURL, apiKey string) (*knowledge.Base, error) {
 func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := newCommand("index", "robby index -kb FILE [flags] DIR...",
 		"Indexes the Markdown, HTML and text files under each DIR (or the files named) into FILE.\n"+
-			"Run it again to bring FILE up to date: changed files are re-indexed, deleted ones removed.",
+			"Run it again to bring FILE up to date: changed files are re-indexed, deleted ones removed.\n"+
+			"A file that cannot be indexed is skipped and named; the others are indexed, and the exit status is 1.",
 		endpointEnv, embeddingsEnv)
 	fs := cmd.fs
 	var f kbFlags
@@ -87,8 +88,12 @@ func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var errs []error
 	for _, dir := range fs.Args() {
 		rep, err := kb.AddDir(ctx, dir)
-		fmt.Fprintf(stdout, "%s: %d added, %d updated, %d unchanged, %d deleted; %d chunks written, %d embedded\n",
-			dir, rep.Added, rep.Updated, rep.Unchanged, rep.Deleted, rep.Chunks, rep.Embedded)
+		skipped := ""
+		if rep.Skipped > 0 {
+			skipped = fmt.Sprintf("; %d skipped", rep.Skipped) // each named in err
+		}
+		fmt.Fprintf(stdout, "%s: %d added, %d updated, %d unchanged, %d deleted; %d chunks written, %d embedded%s\n",
+			dir, rep.Added, rep.Updated, rep.Unchanged, rep.Deleted, rep.Chunks, rep.Embedded, skipped)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -95,3 +95,28 @@ func TestChatWithKnowledgeAsContext(t *testing.T) {
 	err = run(t.Context(), []string{"run", "-kb", kb, "-kb-mode", "both", "-base-url", srv.URL, "hi"}, nil, &stdout, &stderr)
 	assert.ErrorContains(t, err, `-kb-mode "both": want tool or context`)
 }
+
+// A file that cannot be indexed is named, the rest of its folder and the
+// folders after it are indexed, and the exit status says so; a folder
+// given as a symbolic link is followed.
+func TestIndexSkipsABadFile(t *testing.T) {
+	dir := t.TempDir()
+	docs := filepath.Join(dir, "docs")
+	require.NoError(t, os.MkdirAll(docs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "a-deep.html"), []byte(strings.Repeat("<div>", 600)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(docs, "team.md"), []byte("# Team\n\nAda owns the build.\n"), 0o644))
+	other := filepath.Join(dir, "other")
+	require.NoError(t, os.MkdirAll(other, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(other, "ops.md"), []byte("# Ops\n\nBo runs the pager.\n"), 0o644))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(other, link))
+
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"index", "-kb", filepath.Join(dir, "kb.db"), docs, link}, nil, &stdout, &stderr)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, filepath.ToSlash(filepath.Join(docs, "a-deep.html")))
+	assert.ErrorContains(t, err, "open stack of elements exceeds")
+	assert.Equal(t, 1, exitCode(err, &stderr))
+	assert.Equal(t, docs+": 1 added, 0 updated, 0 unchanged, 0 deleted; 1 chunks written, 0 embedded; 1 skipped\n"+
+		link+": 1 added, 0 updated, 0 unchanged, 0 deleted; 1 chunks written, 0 embedded\n", stdout.String())
+}
