@@ -58,7 +58,10 @@ type Options struct {
 	// CORSOrigins are the web origins (such as "https://chat.example.com",
 	// or "*" for any) whose pages may call the endpoint from a browser. A
 	// request that carries an Origin header not listed is answered 403:
-	// without it, any web page its user visits could drive the agent.
+	// without it, any web page its user visits could drive the agent. A
+	// page of the server's own origin needs no listing (with no Tokens,
+	// only when the server is addressed by IP or as localhost, so that a
+	// DNS name pointed at it cannot pass for it).
 	CORSOrigins []string
 	// ShowToolSteps streams the agent's tool calls and results to the
 	// client of a chat completion as reasoning, which chat front ends show

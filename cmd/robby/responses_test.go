@@ -50,7 +50,7 @@ func TestServeKeepsResponsesPerUser(t *testing.T) {
 		first = r.ID
 		_, err = bob.Responses.Get(t.Context(), first, responses.ResponseGetParams{})
 		notFound(t, err)
-		assert.Contains(t, log.String(), "keeping responses in "+store)
+		assert.Contains(t, log.String(), "keeping chats and responses in "+store)
 		assert.NotContains(t, log.String(), "secret")
 	})
 	t.Run("after a restart", func(t *testing.T) {

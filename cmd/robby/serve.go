@@ -6,11 +6,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/agui"
 	"github.com/robby-go/robby/openaiserver"
+	"github.com/robby-go/robby/uistream"
 )
 
 // defaultAddr is where robby serve listens unless told otherwise: this
@@ -19,12 +22,13 @@ const defaultAddr = "127.0.0.1:8080"
 
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := newCommand("serve", "robby serve [flags]",
-		"Serves the agent as an OpenAI-compatible endpoint (POST /v1/chat/completions, GET /v1/models,\n"+
-			"POST /v1/responses, GET and DELETE /v1/responses/{id}), under the name given by -model, until\n"+
-			"interrupted. It listens on "+defaultAddr+"; on any other address it needs a bearer token (-token,\n"+
-			"-token-file or ROBBY_TOKEN), or -insecure-no-token. Each token is one user's (USER:TOKEN; a bare\n"+
-			"TOKEN is the default user's): with -store, the responses a user makes are kept, and only that user\n"+
-			"reads or continues them (previous_response_id).",
+		"Serves the agent, until interrupted: a chat page at /, the Vercel AI SDK's UI message stream at\n"+
+			"POST /api/chat (useChat's default), AG-UI at POST /ag-ui, and an OpenAI-compatible endpoint\n"+
+			"(POST /v1/chat/completions, GET /v1/models, POST /v1/responses, GET and DELETE /v1/responses/{id})\n"+
+			"under the name given by -model. It listens on "+defaultAddr+"; on any other address it needs a\n"+
+			"bearer token (-token, -token-file or ROBBY_TOKEN), or -insecure-no-token. Each token is one user's\n"+
+			"(USER:TOKEN; a bare TOKEN is the default user's): with -store, the chats and responses a user\n"+
+			"makes are kept, and only that user reads or continues them.",
 		tokenEnv, agentEnv)
 	fs := cmd.fs
 	var f agentFlags
@@ -35,7 +39,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return tokens.add(v, "-token")
 	})
 	tokenFile := fs.String("token-file", "", "file of tokens, one USER:TOKEN (or TOKEN) a line; # starts a comment line")
-	storePath := fs.String("store", "", "SQLite file that keeps the responses of POST /v1/responses (default: none kept)")
+	storePath := fs.String("store", "", "SQLite file that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses) (default: none kept)")
 	insecure := fs.Bool("insecure-no-token", false, "serve without a token on an address other than loopback: anyone who reaches it runs the agent and its tools")
 	var origins []string
 	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", func(v string) error {
@@ -83,16 +87,36 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer store.Close()
 		opts.Store = store
 	}
-	handler := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
+	handler := serveMux(agent, f.model, opts)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) on http://%s/v1 → %s\n", f.model, len(agent.Tools()), ln.Addr(), f.baseURL)
+	fmt.Fprintf(stderr, "robby: chat page at http://%s/\n", ln.Addr())
 	if opts.Store != nil {
-		fmt.Fprintf(stderr, "robby: keeping responses in %s\n", *storePath)
+		fmt.Fprintf(stderr, "robby: keeping chats and responses in %s\n", *storePath)
 	}
 	warnOpen(stderr, *addr, len(tokens) > 0)
 	return serveHTTP(ctx, ln, handler, stderr)
+}
+
+// serveMux routes robby serve's requests: the page, the UI message stream
+// and its chats, AG-UI, and the OpenAI-compatible endpoint, which also
+// answers unknown URLs. All but the page check the same tokens and
+// origins.
+func serveMux(agent *robby.Agent, model string, opts openaiserver.Options) http.Handler {
+	ui := uistream.New(agent, uistream.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
+		MaxMessages: opts.MaxMessages, Logger: opts.Logger})
+	ag := agui.New(agent, agui.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
+		MaxMessages: opts.MaxMessages, Logger: opts.Logger})
+	page := pageHandler()
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /assets/", page)
+	mux.Handle("/api/", ui)
+	mux.Handle("/ag-ui", ag)
+	mux.Handle("/", openaiserver.New(map[string]*robby.Agent{model: agent}, opts))
+	return mux
 }

@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -36,7 +38,7 @@ type Guard struct {
 // origin (403) or a missing token (401).
 func (g *Guard) Admit(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	w.Header().Set("X-Request-Id", "req_"+randid.Alnum(24))
-	if origin := r.Header.Get("Origin"); origin != "" {
+	if origin := r.Header.Get("Origin"); origin != "" && !g.sameOrigin(r, origin) {
 		if !g.allowOrigin(w, r, origin) {
 			return r, false
 		}
@@ -82,6 +84,26 @@ func (g *Guard) user(header string) (string, bool) {
 		}
 	}
 	return user, found
+}
+
+// sameOrigin reports whether a browser's request comes from a page of the
+// server itself, such as robby serve's chat page, which needs no CORS
+// permission. Without tokens the host must be an IP address or localhost:
+// a page whose DNS name an attacker points at a loopback server (DNS
+// rebinding) is of the same origin as far as the browser can tell.
+func (g *Guard) sameOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host != r.Host || u.Scheme != "http" && u.Scheme != "https" {
+		return false
+	}
+	if len(g.Tokens) > 0 {
+		return true
+	}
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	return host == "localhost" || net.ParseIP(strings.Trim(host, "[]")) != nil
 }
 
 // allowOrigin gives a browser of a listed origin CORS permission, or

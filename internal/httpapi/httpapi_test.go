@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestSameOrigin(t *testing.T) {
+	cases := []struct {
+		name, host, origin string
+		tokens             bool
+		admitted           bool
+	}{
+		{"the server's own page, by IP", "127.0.0.1:8080", "http://127.0.0.1:8080", false, true},
+		{"the server's own page, localhost", "localhost:8080", "http://localhost:8080", false, true},
+		{"the server's own page, IPv6", "[::1]:8080", "http://[::1]:8080", false, true},
+		{"another port", "127.0.0.1:8080", "http://127.0.0.1:9090", false, false},
+		{"another site", "127.0.0.1:8080", "https://evil.example", false, false},
+		{"a DNS name without tokens: rebinding", "evil.example:8080", "http://evil.example:8080", false, false},
+		{"a DNS name with tokens", "robby.example.com", "https://robby.example.com", true, true},
+		{"a foreign scheme", "127.0.0.1:8080", "file://127.0.0.1:8080", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := &Guard{}
+			if c.tokens {
+				g.Tokens = map[string]string{"tok": "u"}
+			}
+			r := httptest.NewRequest(http.MethodPost, "http://"+c.host+"/api/chat", nil)
+			r.Host = c.host
+			r.Header.Set("Origin", c.origin)
+			r.Header.Set("Authorization", "Bearer tok")
+			w := httptest.NewRecorder()
+			_, ok := g.Admit(w, r)
+			assert.Equal(t, c.admitted, ok, "answered %d: %s", w.Code, w.Body.String())
+			if !c.admitted {
+				assert.Equal(t, http.StatusForbidden, w.Code)
+			}
+			assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), "a same-origin page needs no CORS header")
+		})
+	}
+}
