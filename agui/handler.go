@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/httpapi"
 )
@@ -93,6 +95,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
 		return
 	}
+	// A traced agent's run joins the client's trace (traceparent).
+	r = r.WithContext(h.agent.TraceContext(r.Context(), propagation.HeaderCarrier(r.Header)))
 	events, err := h.start(r, in)
 	if err != nil {
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"slices"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/httpapi"
 )
@@ -100,6 +102,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", "", err.Error())
 		return
 	}
+	// A traced agent's run joins the client's trace (traceparent).
+	r = r.WithContext(h.agent.TraceContext(r.Context(), propagation.HeaderCarrier(r.Header)))
 	conv, prompt, opts, err := h.prepare(r, req)
 	if err != nil {
 		h.refuse(w, r, err)
