@@ -57,14 +57,14 @@ func (j *judgeEvaluator) Evaluate(ctx context.Context, out *Output) (Score, erro
 	a.Reset()
 	v, res, err := robby.RunTyped[judgement](ctx, a, string(prompt), robby.WithRunSystem(judgeSystem))
 	if err != nil {
-		return Score{Usage: res.Usage}, fmt.Errorf("judge: %w", err)
+		return Score{Usage: res.Usage}, fmt.Errorf("the judge gave no verdict: %w", err)
 	}
 	score := min(max(v.Score, 0), 1)
 	reason := strings.TrimSpace(v.Reason)
 	if reason == "" {
 		reason = "the judge gave no reason"
 	}
-	return Score{Value: score, Pass: v.Pass, Reason: "judge: " + reason, Usage: res.Usage}, nil
+	return Score{Value: score, Pass: v.Pass, Reason: reason, Usage: res.Usage}, nil
 }
 
 // question is what the case asked: its input, else its last message.

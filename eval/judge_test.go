@@ -44,7 +44,7 @@ func TestJudge(t *testing.T) {
 	assert.Equal(t, 1, c.Passed)
 	assert.InDelta(t, 0.5, c.Scores["judge"], 1e-12)
 	require.Len(t, c.Failures, 1)
-	assert.Equal(t, []string{"judge: judge: Bergen is not the capital"}, c.Failures[0].Reasons)
+	assert.Equal(t, []string{"judge: Bergen is not the capital"}, c.Failures[0].Reasons)
 	assert.Equal(t, int64(30), rep.Usage.TotalTokens, "the runs' tokens")
 	assert.Equal(t, int64(240), rep.JudgeUsage.TotalTokens, "the judge's tokens, apart")
 	assert.InDelta(t, 2*(100*1+20*2)/1e6, rep.JudgeUsage.Cost, 1e-12, "the judge's cost")
@@ -70,6 +70,6 @@ func TestJudgeFailing(t *testing.T) {
 	rep, err := eval.Run(t.Context(), d, newAgent(t, model))
 	require.NoError(t, err)
 	require.Len(t, rep.Cases[0].Failures, 1)
-	assert.Contains(t, rep.Cases[0].Failures[0].Reasons[0], "judge: judge: ")
+	assert.Contains(t, rep.Cases[0].Failures[0].Reasons[0], "judge: the judge gave no verdict: ")
 	assert.Positive(t, rep.JudgeUsage.TotalTokens)
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/robby-go/robby"
@@ -35,7 +36,8 @@ type agentFlags struct {
 	compact                             string          // a compaction policy, or "off"
 	contextWindow                       int
 	telemetry                           telemetryFlags
-	flush                               func() // set by newAgent: flushes and stops the exporters of -otel and -trace
+	flush                               func()         // set by newAgent: flushes and stops the exporters of -otel and -trace
+	extra                               []robby.Option // set by the command: options of its own
 }
 
 func (f *agentFlags) register(fs *flag.FlagSet) {
@@ -163,7 +165,7 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		return nil, err
 	}
 	f.flush = flush
-	agent, err := robby.New(append(opts, telemetry...)...)
+	agent, err := robby.New(slices.Concat(opts, telemetry, f.extra)...)
 	if err != nil {
 		f.close()
 		return nil, err

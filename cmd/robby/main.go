@@ -6,6 +6,7 @@
 //	robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
 //	robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
 //	robby index -kb FILE DIR...  index folders of documents into a knowledge base
+//	robby eval [flags] FILE      run a dataset of cases (JSONL or YAML) on the agent and report how it did
 //
 // Every subcommand takes -model, -system, -mcp (an mcpServers JSON file, as
 // Claude Desktop, Cursor and VS Code write them), -base-url and -api-key,
@@ -66,6 +67,7 @@ const usage = `usage:
   robby serve [flags]          serve the agent as an OpenAI-compatible endpoint
   robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
   robby index -kb FILE DIR...  index folders of documents into a knowledge base
+  robby eval [flags] FILE      run a dataset of cases (JSONL or YAML) on the agent and report how it did
 
 Run 'robby <command> -h' for a command's flags and environment variables.
 `
@@ -133,6 +135,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = mcpCmd(ctx, args[1:], stdin, stdout, stderr)
 	case "index":
 		err = indexCmd(ctx, args[1:], stdout, stderr)
+	case "eval":
+		err = evalCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

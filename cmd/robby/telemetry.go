@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/robby-go/robby"
 )
@@ -29,7 +30,8 @@ var otelEnv = []string{
 // telemetryFlags are -otel and -trace.
 type telemetryFlags struct {
 	otel, trace bool
-	tree        *treePrinter // of -trace, once options made it
+	tree        *treePrinter         // of -trace, once options made it
+	provider    trace.TracerProvider // once options made it; nil without -otel and -trace
 }
 
 func (f *telemetryFlags) register(fs *flag.FlagSet) {
@@ -72,6 +74,7 @@ func (f *telemetryFlags) options(ctx context.Context, stderr io.Writer) ([]robby
 		mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metrics)), sdkmetric.WithResource(res))
 	}
 	tp := sdktrace.NewTracerProvider(topts...)
+	f.provider = tp
 	opts := []robby.Option{robby.WithTracerProvider(tp)}
 	if mp != nil {
 		opts = append(opts, robby.WithMeterProvider(mp))
