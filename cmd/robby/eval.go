@@ -232,7 +232,7 @@ func (e *evalRun) finish(rep *eval.Report) error {
 		if err != nil {
 			return err
 		}
-		eval.Compare(base, rep)
+		eval.Compare(base, rep).Baseline = ef.baseline
 	}
 	if err := writeFile(ef.out, rep.WriteJSON); err != nil {
 		return err
