@@ -40,13 +40,13 @@ func TestEvalExample(t *testing.T) {
 	assert.Regexp(t, `(?m)^CASE +RUNS +PASSED +PASS RATE +95% CI +PASS\^5`, stdout)
 	assert.Regexp(t, `(?m)^capital-sweden +5 +3 +0\.60 +\[0\.23, 0\.88\] +0\.00 .* FAIL$`, stdout)
 	assert.Regexp(t, `(?m)^overall +25 +21 +0\.84 `, stdout)
-	assert.Contains(t, stdout, `capital-sweden, run 2: contains: the answer "Gothenburg, I believe." does not contain "Stockholm"`)
+	assert.Regexp(t, `capital-sweden, run \d: contains: the answer "Gothenburg, I believe." does not contain "Stockholm"`, stdout)
 	assert.NotContains(t, stdout, "\r", "no progress bar off a terminal")
 
 	html, err := os.ReadFile(page)
 	require.NoError(t, err)
 	assert.Contains(t, string(html), "3 of 5 cases failed")
-	assert.Contains(t, string(html), "<summary>run 2 failed: contains: the answer &#34;Gothenburg, I believe.&#34;")
+	assert.Regexp(t, "<summary>run \\d failed: contains: the answer &#34;Gothenburg, I believe.&#34;", string(html))
 
 	b, err := os.ReadFile(report)
 	require.NoError(t, err)

@@ -42,6 +42,14 @@
 // POST /v1/responses are kept in that SQLite file, each user's apart, to be
 // continued by previous_response_id, across restarts.
 //
+// robby eval FILE runs a dataset of cases (JSONL or YAML, each with the
+// checks it names, see docs/EVALS.md) on the agent the flags build,
+// -repeat times each, prints a table of pass rates, pass^k, tokens, cost
+// and latency, and writes the report with -o (JSON) and -html (a page);
+// -baseline compares it with an earlier -o. It exits with status 1 when
+// a case failed or regressed (-fail-on), 2 for a bad command line.
+// Without an endpoint, cases with a script play against a scripted model.
+//
 // robby chat -session NAME keeps the conversation NAME in a SQLite file
 // (-store, default $ROBBY_STORE, else ~/.local/share/robby/conversations.db
 // on Linux), saved message by message: run it again with the same name to
