@@ -99,6 +99,8 @@ func browserModel(req robbytest.Request) robbytest.Reply {
 		return robbytest.ToolCalls(robbytest.Call("echo", `{"message":"hello browser"}`)).WithUsage(20, 5)
 	case strings.Contains(last.Content, "HTML"):
 		return robbytest.Text(xssAnswer).WithUsage(10, 40)
+	case strings.Contains(last.Content, "down"):
+		return robbytest.Error(503, `{"error":{"message":"the model is loading, try again in a minute"}}`)
 	}
 	return robbytest.Text(strings.Repeat("counting on and on ", 200)).WithDelay(150 * time.Millisecond)
 }
@@ -145,6 +147,10 @@ func TestBrowserChatPage(t *testing.T) {
 
 	stop(t, ctx)
 	shoot(t, ctx, dir, "4-stopped")
+
+	// The model down: its own words, plainly.
+	ask(t, ctx, "Are you down?")
+	poll(t, ctx, `(document.querySelector('#log .msg.assistant:last-child .error')?.textContent || '').includes('the model is loading, try again in a minute')`)
 
 	_, err = chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})

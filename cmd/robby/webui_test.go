@@ -45,6 +45,32 @@ func TestPageHeaders(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "AG-UI needs the token")
 }
 
+// TestServeCORSOnTheChatRoutes: -cors lets a listed origin's pages use the
+// chat protocols from a browser, and no other's.
+func TestServeCORSOnTheChatRoutes(t *testing.T) {
+	srv := upstream(t)
+	base, _ := serveInProcess(t, "-base-url", srv.URL, "-model", "agent", "-cors", "https://chat.example.com")
+	root := strings.TrimSuffix(base, "/v1")
+	for _, path := range []string{"/api/chat", "/ag-ui", "/api/chats/x"} {
+		for origin, want := range map[string]int{"https://chat.example.com": http.StatusNoContent, "https://evil.example": http.StatusForbidden} {
+			req, err := http.NewRequest(http.MethodOptions, root+path, nil)
+			require.NoError(t, err)
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			req.Header.Set("Access-Control-Request-Headers", "authorization, content-type")
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, want, resp.StatusCode, "%s from %s", path, origin)
+			if want == http.StatusNoContent {
+				assert.Equal(t, origin, resp.Header.Get("Access-Control-Allow-Origin"), path)
+				assert.Equal(t, "authorization, content-type", resp.Header.Get("Access-Control-Allow-Headers"), path)
+			}
+		}
+	}
+	assert.Empty(t, srv.Requests())
+}
+
 // TestPageHasNoInlineScript: every script of the page is a file of its
 // own, which the policy allows; nothing is loaded from another host.
 func TestPageHasNoInlineScript(t *testing.T) {
