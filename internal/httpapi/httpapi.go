@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/randid"
@@ -179,7 +180,8 @@ func IsJSON(contentType string) bool {
 
 // ReadJSON reads the body of a request that says it is JSON, of at most
 // limit bytes, or answers the error (415, 413, 400) and returns false. A
-// web page can post a form to any address, but not JSON.
+// web page can post a form to any address, but not JSON. Bytes that are
+// not UTF-8 read as U+FFFD.
 func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
 	if !IsJSON(r.Header.Get("Content-Type")) {
 		WriteError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "",
@@ -196,6 +198,11 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool
 		}
 		WriteError(w, http.StatusBadRequest, "invalid_request_error", "", "", "Could not read the request body: "+err.Error())
 		return nil, false
+	}
+	if !utf8.Valid(body) {
+		// As encoding/json reads them: the decoders that keep the body's
+		// bytes (and send them upstream as they came) see valid UTF-8.
+		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
 	return body, true
 }
