@@ -58,7 +58,10 @@
 // and optional filters; the passages it returns carry their source and
 // lines, which the model is asked to cite. [Context] searches for a prompt
 // and makes a system message of the passages found, within a token
-// budget, for programs that add knowledge to every prompt instead.
+// budget, for programs that add knowledge to every prompt instead. Its
+// passages are fenced by lines holding a nonce drawn for the message, so
+// a document's text cannot pose as another passage, from another source;
+// the tool's passages are JSON values, which their text cannot leave.
 //
 // # Storage
 //
