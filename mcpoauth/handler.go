@@ -14,12 +14,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/robby-go/robby/internal/redact"
 )
 
 // Handler is an [auth.OAuthHandler] for one MCP server, to give to
@@ -44,6 +47,8 @@ type Handler struct {
 	mu     sync.Mutex
 	ts     oauth2.TokenSource
 	loaded bool // the store was read
+
+	known atomic.Pointer[[]string] // the secrets errors and logs must not show
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -79,7 +84,8 @@ func New(serverURL string, opts ...Option) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	h.log = h.log.With(slog.String("mcp_server", h.host))
+	h.learn(nil)
+	h.log = redact.Logger(h.log, h.secrets).With(slog.String("mcp_server", h.host))
 	if h.cfg.clientCredentials {
 		h.inner, err = extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 			Credentials: &oauthex.ClientCredentials{ClientID: h.cfg.clientID,
@@ -135,7 +141,7 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 		// Not marked loaded: a store that cannot be read (a wrong key) is
 		// reported on every request rather than overwritten by a new
 		// authorization.
-		return nil, fmt.Errorf("mcpoauth: loading the token of %s: %w", h.host, err)
+		return nil, fmt.Errorf("mcpoauth: loading the token of %s: %w", h.host, redact.Error(err, h.secrets()))
 	}
 	h.loaded = true
 	if g != nil {
@@ -162,7 +168,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return nil
 	}
 	h.log.Info("mcpoauth: authorizing", slog.Int("status", resp.StatusCode))
-	err := h.authorize(ctx, req, resp)
+	err := redact.Error(h.authorize(ctx, req, resp), h.secrets())
 	if err != nil {
 		h.log.Warn("mcpoauth: authorization failed", slog.String("error", err.Error()))
 		if errors.Is(err, ErrDenied) || errors.Is(err, ErrTimeout) {
@@ -182,8 +188,9 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 		if err := h.inner.Authorize(context.WithoutCancel(ctx), req, resp); err != nil {
 			return err
 		}
+		ts, _ := h.inner.TokenSource(ctx)
 		h.mu.Lock()
-		h.ts, _ = h.inner.TokenSource(ctx)
+		h.ts = redactingSource{ts, h}
 		h.mu.Unlock()
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"golang.org/x/oauth2"
+
+	"github.com/robby-go/robby/internal/redact"
 )
 
 // A TokenStore keeps the tokens of MCP servers between runs, one [Grant] a
@@ -47,6 +49,7 @@ func (h *Handler) newSource(g *Grant) oauth2.TokenSource {
 	// The source outlives the request that made it: its refreshes must not
 	// be cancelled with that request.
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.cfg.httpClient)
+	h.learn(g)
 	tok := g.Token
 	return &savingSource{h: h, src: c.TokenSource(ctx, &tok), grant: *g, last: g.Token.AccessToken}
 }
@@ -67,12 +70,15 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	defer s.mu.Unlock()
 	t, err := s.src.Token()
 	if err != nil {
+		// A token endpoint may quote the refresh token it refused.
+		err = redact.Error(err, s.h.secrets())
 		s.h.log.Warn("mcpoauth: refreshing the token failed", slog.String("error", err.Error()))
 		return nil, err
 	}
 	if t.AccessToken != s.last {
 		s.last = t.AccessToken
 		s.grant.Token = *t
+		s.h.learn(&s.grant)
 		s.h.log.Info("mcpoauth: token refreshed", slog.Time("expiry", t.Expiry))
 		g := s.grant // the store may keep it
 		s.h.save(context.Background(), &g)
@@ -101,4 +107,49 @@ func (h *Handler) save(ctx context.Context, g *Grant) {
 	if err := h.cfg.store.Save(ctx, h.server, g); err != nil {
 		h.log.Warn("mcpoauth: saving the token failed", slog.String("error", err.Error()))
 	}
+}
+
+// learn makes g's secrets, with the configured client secret and those of
+// the grants before (a late error may quote an old token), the ones errors
+// and logs leave out.
+func (h *Handler) learn(g *Grant) {
+	s := redact.Forms(h.cfg.clientSecret)
+	if g != nil {
+		s = slices.Concat(s, redact.Forms(g.Token.AccessToken), redact.Forms(g.Token.RefreshToken), redact.Forms(g.ClientSecret))
+	}
+	if old := h.known.Load(); old != nil {
+		s = append(s, (*old)...)
+	}
+	seen := map[string]bool{}
+	known := make([]string, 0, maxKnown)
+	for _, v := range s {
+		if !seen[v] && len(known) < maxKnown { // the oldest go first
+			seen[v] = true
+			known = append(known, v)
+		}
+	}
+	h.known.Store(&known)
+}
+
+// maxKnown bounds the secrets a handler keeps: those of a few grants.
+const maxKnown = 32
+
+// secrets returns the values errors and logs leave out.
+func (h *Handler) secrets() []string {
+	if p := h.known.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// redactingSource removes the secrets from the errors of a token source
+// that is not a savingSource: the client_credentials grant's.
+type redactingSource struct {
+	src oauth2.TokenSource
+	h   *Handler
+}
+
+func (r redactingSource) Token() (*oauth2.Token, error) {
+	t, err := r.src.Token()
+	return t, redact.Error(err, r.h.secrets())
 }
