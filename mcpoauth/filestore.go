@@ -17,8 +17,14 @@ import (
 // FileStore is a [TokenStore] in one file, encrypted with AES-256-GCM:
 // the grants of all servers, as JSON, sealed whole with a fresh nonce at
 // each save. The file is written atomically (a temporary file renamed),
-// readable by its owner only. A FileStore is safe for concurrent use; two
-// processes saving at once keep one's save, not a mix.
+// readable by its owner only.
+//
+// A FileStore is safe for concurrent use, also by several processes (or
+// several FileStores) on one file: a save reads the file, changes one
+// grant and writes it back while holding an exclusive lock (flock on Unix,
+// LockFileEx on Windows) of the file beside it named PATH.lock, which is
+// left in place; so no save loses another's. A load takes no lock: the
+// rename makes each version whole.
 type FileStore struct {
 	path string
 	aead cipher.AEAD
@@ -66,6 +72,11 @@ func (s *FileStore) Load(_ context.Context, server string) (*Grant, error) {
 func (s *FileStore) Save(_ context.Context, server string, g *Grant) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	unlock, err := s.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	grants, err := s.read()
 	if err != nil {
 		return err // never overwrite a file this key cannot read
@@ -78,6 +89,23 @@ func (s *FileStore) Save(_ context.Context, server string, g *Grant) error {
 	nonce := make([]byte, s.aead.NonceSize())
 	rand.Read(nonce)
 	return s.write(s.aead.Seal(nonce, nonce, plain, fileStoreAD))
+}
+
+// lock takes the lock of the file for other processes, and returns its
+// release.
+func (s *FileStore) lock() (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return nil, fmt.Errorf("mcpoauth: %w", err)
+	}
+	f, err := os.OpenFile(s.path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("mcpoauth: locking the token file: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("mcpoauth: locking the token file %s: %w", s.path, err)
+	}
+	return func() { f.Close() }, nil // closing releases the lock
 }
 
 // read returns the grants of the file, none if it does not exist.
@@ -106,10 +134,7 @@ func (s *FileStore) read() (map[string]*Grant, error) {
 
 // write replaces the file with data atomically.
 func (s *FileStore) write(data []byte) error {
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("mcpoauth: %w", err)
-	}
+	dir := filepath.Dir(s.path) // made by lock
 	f, err := os.CreateTemp(dir, filepath.Base(s.path)+".*") // mode 0600
 	if err != nil {
 		return fmt.Errorf("mcpoauth: %w", err)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -273,5 +275,58 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	} {
 		_, err := mcpoauth.New(tc.url, tc.opts...)
 		assert.ErrorContains(t, err, tc.want)
+	}
+}
+
+// TestFileStoreTwoProcesses has two processes (this test binary again)
+// and two FileStores of this one save grants of their own servers to one
+// file at once: every grant is kept (without the lock, a save made between
+// another's read and write was lost).
+func TestFileStoreTwoProcesses(t *testing.T) {
+	const saves = 40
+	key := bytes.Repeat([]byte{3}, 32)
+	if path := os.Getenv("MCPOAUTH_CHILD"); path != "" {
+		saveAll(t, path, key, os.Getenv("MCPOAUTH_NAME"), saves)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "tokens")
+	names := []string{"p1", "p2", "g1", "g2"}
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Go(func() {
+			if name[0] == 'g' { // a FileStore of its own, in this process
+				saveAll(t, path, key, name, saves)
+				return
+			}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestFileStoreTwoProcesses$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "MCPOAUTH_CHILD="+path, "MCPOAUTH_NAME="+name)
+			out, err := cmd.CombinedOutput()
+			assert.NoError(t, err, "%s:\n%s", name, out)
+		})
+	}
+	wg.Wait()
+	s, err := mcpoauth.NewFileStore(path, key)
+	require.NoError(t, err)
+	lost := 0
+	for _, name := range names {
+		for i := range saves {
+			g, err := s.Load(context.Background(), fmt.Sprint(name, "/", i))
+			require.NoError(t, err)
+			if g == nil {
+				lost++
+			}
+		}
+	}
+	assert.Zero(t, lost, "grants lost of %d", len(names)*saves)
+}
+
+// saveAll saves n grants, each of a server of its own, through a FileStore
+// of its own.
+func saveAll(t *testing.T, path string, key []byte, name string, n int) {
+	s, err := mcpoauth.NewFileStore(path, key)
+	require.NoError(t, err)
+	for i := range n {
+		server := fmt.Sprint(name, "/", i)
+		require.NoError(t, s.Save(context.Background(), server, &mcpoauth.Grant{ClientID: server}))
 	}
 }
