@@ -134,7 +134,7 @@ func (s *FileStore) read() (map[string]*Grant, error) {
 
 // write replaces the file with data atomically.
 func (s *FileStore) write(data []byte) error {
-	dir := filepath.Dir(s.path) // made by lock
+	dir := filepath.Dir(s.path)                              // made by lock
 	f, err := os.CreateTemp(dir, filepath.Base(s.path)+".*") // mode 0600
 	if err != nil {
 		return fmt.Errorf("mcpoauth: %w", err)
