@@ -260,40 +260,6 @@ func (c *mcpConn) onResourceUpdated(ctx context.Context, req *mcp.ResourceUpdate
 	}
 }
 
-// mcpConn returns the server of that name, for a call with ctx.
-func (a *Agent) mcpConn(ctx context.Context, server string) (*mcpConn, error) {
-	if ctx == nil {
-		return nil, ErrNilContext
-	}
-	select {
-	case <-a.core.closed:
-		return nil, ErrClosed
-	default:
-	}
-	if h := a.core.tools.hub; h != nil {
-		for _, c := range h.conns {
-			if c.spec.name == server {
-				return c, nil
-			}
-		}
-	}
-	return nil, fmt.Errorf("robby: no MCP server %q is connected", server)
-}
-
-// mcpSession returns the server of that name and its session, started
-// again if it died.
-func (a *Agent) mcpSession(ctx context.Context, server string) (*mcpConn, *mcp.ClientSession, error) {
-	c, err := a.mcpConn(ctx, server)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := c.live(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("robby: %w", err)
-	}
-	return c, s, nil
-}
-
 // MCPResources lists the resources of every connected MCP server that has
 // some, every page, in the servers' order.
 func (a *Agent) MCPResources(ctx context.Context) ([]MCPResourceInfo, error) {
@@ -321,23 +287,6 @@ func (a *Agent) MCPResources(ctx context.Context) ([]MCPResourceInfo, error) {
 		}
 	}
 	return out, nil
-}
-
-// mcpConns returns the connected servers, for a call with ctx; none
-// after Close.
-func (a *Agent) mcpConns(ctx context.Context) ([]*mcpConn, error) {
-	if ctx == nil {
-		return nil, ErrNilContext
-	}
-	select {
-	case <-a.core.closed:
-		return nil, nil
-	default:
-	}
-	if h := a.core.tools.hub; h != nil {
-		return h.conns, nil
-	}
-	return nil, nil
 }
 
 // ReadMCPResource reads the resource at uri (listed, or made from one of the

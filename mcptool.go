@@ -276,3 +276,54 @@ func renderContent(c mcp.Content) string {
 	b, _ := json.Marshal(c)
 	return string(b)
 }
+
+// mcpConn returns the server of that name, for a call with ctx.
+func (a *Agent) mcpConn(ctx context.Context, server string) (*mcpConn, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	select {
+	case <-a.core.closed:
+		return nil, ErrClosed
+	default:
+	}
+	if h := a.core.tools.hub; h != nil {
+		for _, c := range h.conns {
+			if c.spec.name == server {
+				return c, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("robby: no MCP server %q is connected", server)
+}
+
+// mcpSession returns the server of that name and its session, started
+// again if it died.
+func (a *Agent) mcpSession(ctx context.Context, server string) (*mcpConn, *mcp.ClientSession, error) {
+	c, err := a.mcpConn(ctx, server)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := c.live(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("robby: %w", err)
+	}
+	return c, s, nil
+}
+
+// mcpConns returns the connected servers, for a call with ctx; none
+// after Close.
+func (a *Agent) mcpConns(ctx context.Context) ([]*mcpConn, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	select {
+	case <-a.core.closed:
+		return nil, nil
+	default:
+	}
+	if h := a.core.tools.hub; h != nil {
+		return h.conns, nil
+	}
+	return nil, nil
+}

@@ -8,53 +8,12 @@ import (
 	"iter"
 	"log/slog"
 	"reflect"
-	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/robby-go/robby/internal/jsonstream"
 
 	"github.com/robby-go/robby/internal/schemas"
-
-	"github.com/openai/openai-go/v3"
 )
-
-// An AnswerMode is how a typed run gets its answer from the model.
-type AnswerMode int32
-
-// The ways to get a typed answer. [AnswerAuto] is the default.
-const (
-	// AnswerAuto starts with AnswerNative and falls back, once, to
-	// AnswerTool when the endpoint refuses response_format (alone or
-	// together with tools), then to AnswerPrompted when it refuses tools.
-	// An agent with tools whose server is llama.cpp, Ollama or vLLM
-	// starts with AnswerTool instead: those servers turn response_format
-	// into a grammar over the whole reply, which leaves the model no way
-	// to call a tool (robby asks the server what it is, once, with GET
-	// /props, /api/version and /version at its root). The agent and its
-	// clones remember the mode that worked.
-	AnswerAuto AnswerMode = iota
-	// AnswerNative asks for the answer with response_format json_schema,
-	// strict when the schema has a strict form, tools offered as usual.
-	AnswerNative
-	// AnswerTool offers a tool whose parameters are the answer's schema
-	// (final_answer); the model's call of it is the answer.
-	AnswerTool
-	// AnswerPrompted puts the schema in the system message and takes the
-	// JSON object in the model's text, prose and code fences around it
-	// ignored.
-	AnswerPrompted
-)
-
-var answerModeNames = [...]string{"auto", "native", "tool", "prompted"}
-
-// String returns the mode's name, such as "native".
-func (m AnswerMode) String() string {
-	if m >= 0 && int(m) < len(answerModeNames) {
-		return answerModeNames[m]
-	}
-	return fmt.Sprintf("AnswerMode(%d)", int(m))
-}
 
 // DefaultMaxRepairs is how many times a typed run asks the model to repair
 // an answer that does not fit the schema, unless [WithMaxRepairs] says
@@ -299,7 +258,7 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		r, err := a.runHeld(ctx, pending, &rc, offsetTurns(emit, res.Turns))
 		res.merge(r)
 		if err != nil {
-			if next, ok := fallback(mode, err); auto && ok && r.Turns <= 1 {
+			if next, ok := nextAnswerMode(mode, err); auto && ok && r.Turns <= 1 {
 				a.core.log.InfoContext(ctx, "robby: the endpoint refused the answer mode; falling back",
 					slog.String("mode", mode.String()), slog.String("next", next.String()), slog.Any("error", err))
 				a.core.answerMode.Store(int32(next))
@@ -328,72 +287,6 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		attempt++
 		pending, results = repairMessage(mode, tool, callID, failures)
 	}
-}
-
-// autoMode is the mode an [AnswerAuto] run starts in: the one the agent
-// settled on, else native, unless the agent has tools and its server binds
-// the whole reply to response_format's grammar, which would keep the model
-// from calling them; then the answer tool, remembered.
-func (a *Agent) autoMode(ctx context.Context) AnswerMode {
-	if m := AnswerMode(a.core.answerMode.Load()); m != AnswerAuto {
-		return m
-	}
-	if len(a.core.tools.get(ctx).names) == 0 {
-		return AnswerNative
-	}
-	if srv := a.core.server(ctx); srv.kind.grammarBound() {
-		a.core.log.InfoContext(ctx, "robby: the server's grammar for response_format would block tool calls; answering with the answer tool",
-			slog.String("server", srv.kind.String()))
-		a.core.answerMode.CompareAndSwap(int32(AnswerAuto), int32(AnswerTool))
-		return AnswerMode(a.core.answerMode.Load())
-	}
-	return AnswerNative
-}
-
-// answerTool returns the name of the answer tool: final_answer, unless
-// the agent has a tool of that name.
-func (a *Agent) answerTool(ctx context.Context) string {
-	if a.core.tools.get(ctx).byName[answerToolName] != nil {
-		return answerToolOther
-	}
-	return answerToolName
-}
-
-// answerRun is the run that asks for the answer in a mode, with the
-// options of base and the results of the calls the conversation awaits.
-func answerRun(base runConfig, mode AnswerMode, as *schemas.Answer, tool string, results []ToolResult) runConfig {
-	rc := base
-	rc.typed, rc.results = nil, results
-	switch mode {
-	case AnswerNative:
-		if base.params == nil {
-			rc.format = as // the agent's parameters and as's response_format, kept: typedhead.go
-			break
-		}
-		params := *base.params
-		params.ResponseFormat = as.ResponseFormat()
-		rc.params = &params
-	case AnswerTool:
-		rc.caller = []openai.FunctionDefinitionParam{{
-			Name:        tool,
-			Description: openai.String("Give your final answer: call this once you know it, with the answer as the arguments."),
-			Parameters:  as.Params,
-		}}
-	case AnswerPrompted:
-		rc.system = append(slices.Clip(rc.system), systemJSON("Answer with a single JSON object that fits this JSON Schema, and nothing else:\n"+string(as.Raw)))
-	}
-	return rc
-}
-
-// fallback returns the mode to try when the endpoint refused mode.
-func fallback(mode AnswerMode, err error) (AnswerMode, bool) {
-	switch {
-	case mode == AnswerNative && refused(err, refusalPattern):
-		return AnswerTool, true
-	case mode == AnswerTool && refused(err, toolsRefusal):
-		return AnswerPrompted, true
-	}
-	return mode, false
 }
 
 // answerText finds the answer in a run's result: the arguments of the
@@ -455,26 +348,4 @@ func (r *Result) merge(o *Result) {
 	r.Models = append(r.Models, o.Models...)
 	r.ToolCalls = append(r.ToolCalls, o.ToolCalls...)
 	r.Usage.add(o.Usage)
-}
-
-// refusalPattern matches the messages of providers refusing a request's
-// structured-output part, and toolsRefusal those refusing its tools: see
-// refused.
-var (
-	refusalPattern = regexp.MustCompile(`(?i)response_format|json_schema|json schema|grammar|structured output|guided|invalid format|response_schema`)
-	toolsRefusal   = regexp.MustCompile(`(?i)tool`)
-)
-
-// refused reports whether err is a provider refusing the request for what
-// pattern names, rather than a failure of the request as such.
-func refused(err error, pattern *regexp.Regexp) bool {
-	var apiErr *APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.StatusCode {
-	case 400, 422, 500, 501: // llama.cpp and its forks answer 500
-		return pattern.MatchString(apiErr.Message)
-	}
-	return false
 }
