@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robby-go/robby/internal/llmserver"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -68,8 +70,8 @@ type core struct {
 	window     int          // given by WithContextWindow
 	learned    atomic.Int64 // the window the provider reported
 	discovery  sync.Once
-	probe      sync.Once  // asks the server what it is
-	srv        serverInfo // what it said
+	probe      sync.Once      // asks the server what it is
+	srv        llmserver.Info // what it said
 	compaction CompactionPolicy
 	pinFirst   bool
 

@@ -65,9 +65,9 @@ func (a *Agent) autoMode(ctx context.Context) AnswerMode {
 	if len(a.core.tools.get(ctx).names) == 0 {
 		return AnswerNative
 	}
-	if srv := a.core.server(ctx); srv.kind.grammarBound() {
+	if srv := a.core.server(ctx); srv.Kind.GrammarBound() {
 		a.core.log.InfoContext(ctx, "robby: the server's grammar for response_format would block tool calls; answering with the answer tool",
-			slog.String("server", srv.kind.String()))
+			slog.String("server", srv.Kind.String()))
 		a.core.answerMode.CompareAndSwap(int32(AnswerAuto), int32(AnswerTool))
 		return AnswerMode(a.core.answerMode.Load())
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/robby-go/robby/internal/llmserver"
+
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby/internal/tokens"
@@ -203,12 +205,12 @@ func (a *Agent) sendFitting(ctx context.Context, req *request, onDelta deltaFunc
 	if !ok || r != nil && (r.text.Len() > 0 || r.reasoning.Len() > 0) {
 		return r, err
 	}
-	a.learnWindow(over.window)
+	a.learnWindow(over.Window)
 	if a.core.compaction.kind == 0 {
 		return r, f.error(over, err)
 	}
 	a.core.log.InfoContext(ctx, "robby: context-length error, compacting and retrying",
-		slog.Int("estimated", f.sent), slog.Int("provider_tokens", over.tokens), slog.Int("provider_window", over.window))
+		slog.Int("estimated", f.sent), slog.Int("provider_tokens", over.Tokens), slog.Int("provider_window", over.Window))
 	*req = orig
 	f, err = a.fit(ctx, req, turn, emit, &over)
 	if err != nil {
@@ -226,8 +228,8 @@ func (a *Agent) sendFitting(ctx context.Context, req *request, onDelta deltaFunc
 }
 
 // error is the error of a request that did not fit.
-func (f *fitting) error(over overflow, err error) error {
-	e := &ContextLengthError{Budget: f.budget, Window: over.window, Tokens: over.tokens, Estimated: f.sent, err: err}
+func (f *fitting) error(over llmserver.Overflow, err error) error {
+	e := &ContextLengthError{Budget: f.budget, Window: over.Window, Tokens: over.Tokens, Estimated: f.sent, err: err}
 	if e.Window == 0 {
 		e.Window = f.window
 	}
@@ -249,14 +251,14 @@ func (a *Agent) remember(req *request, f *fitting, u Usage) {
 // fit the budget: it takes out of req.history what the policy leaves out.
 // over is the provider's context-length error when fit is called again
 // after one.
-func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event) bool, over *overflow) (*fitting, error) {
+func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event) bool, over *llmserver.Overflow) (*fitting, error) {
 	c := a.core
 	if c.compaction.kind == 0 {
 		return &fitting{}, nil
 	}
 	window := c.contextWindow(ctx)
-	if over != nil && over.window > 0 {
-		window = over.window
+	if over != nil && over.Window > 0 {
+		window = over.Window
 	}
 	if window == 0 && over == nil {
 		return &fitting{}, nil // nothing to fit into until the provider says
@@ -267,8 +269,8 @@ func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event
 	scale := 1.0
 	if over != nil {
 		// What the provider counted, against what robby estimated.
-		if over.tokens > 0 && p.total() > 0 {
-			scale = max(1, float64(over.tokens)/float64(p.total()))
+		if over.Tokens > 0 && p.total() > 0 {
+			scale = max(1, float64(over.Tokens)/float64(p.total()))
 		}
 		if window == 0 {
 			f.budget = p.total() / 2 // no figure at all: halve the request

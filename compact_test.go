@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robby-go/robby/internal/llmserver"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -226,8 +228,8 @@ func TestContextOverflowBodies(t *testing.T) {
 			over, ok := contextOverflow(err)
 			require.True(t, ok)
 			assert.True(t, isContextLengthError(fmt.Errorf("wrapped: %w", err)))
-			assert.Equal(t, tt.tokens, over.tokens)
-			assert.Equal(t, tt.window, over.window)
+			assert.Equal(t, tt.tokens, over.Tokens)
+			assert.Equal(t, tt.window, over.Window)
 		})
 	}
 	for _, body := range []string{
@@ -385,9 +387,9 @@ func TestContextWindowDiscovery(t *testing.T) {
 			assert.False(t, compacted.Retry)
 		})
 	}
-	assert.Equal(t, 128000, knownWindow("gpt-4o-mini"))
-	assert.Equal(t, 8192, knownWindow("gpt-4"))
-	assert.Equal(t, 0, knownWindow("ai/qwen2.5"))
+	assert.Equal(t, 128000, llmserver.KnownWindow("gpt-4o-mini"))
+	assert.Equal(t, 8192, llmserver.KnownWindow("gpt-4"))
+	assert.Equal(t, 0, llmserver.KnownWindow("ai/qwen2.5"))
 }
 
 // The provider's count of the last request replaces robby's estimate of

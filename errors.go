@@ -210,3 +210,49 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// ErrContextLength reports a request that does not fit the model's
+// context window, even after compaction. The error is a
+// [*ContextLengthError].
+var ErrContextLength = errors.New("robby: the request does not fit the model's context window")
+
+// A ContextLengthError is a provider's context-length error that
+// compaction did not cure: the agent has no [WithCompaction] policy, or
+// the request sent again after compacting was still refused. It matches
+// [ErrContextLength] and wraps the provider's [*APIError].
+type ContextLengthError struct {
+	Budget    int // the tokens robby fitted the request into; 0 without compaction or a known window
+	Window    int // the model's context window, as the provider or WithContextWindow says; 0 if unknown
+	Tokens    int // the request's tokens as the provider counted them; 0 if it did not say
+	Estimated int // the request's tokens as robby estimated them; 0 without compaction
+	err       error
+}
+
+// Error names the sizes known.
+func (e *ContextLengthError) Error() string {
+	var b strings.Builder
+	b.WriteString("robby: the request does not fit the model's context window")
+	var sizes []string
+	if e.Tokens > 0 {
+		sizes = append(sizes, fmt.Sprintf("%d tokens sent", e.Tokens))
+	}
+	if e.Estimated > 0 {
+		sizes = append(sizes, fmt.Sprintf("%d by robby's estimate", e.Estimated))
+	}
+	if e.Budget > 0 {
+		sizes = append(sizes, fmt.Sprintf("budget %d", e.Budget))
+	}
+	if e.Window > 0 {
+		sizes = append(sizes, fmt.Sprintf("window %d", e.Window))
+	}
+	if len(sizes) > 0 {
+		b.WriteString(" (" + strings.Join(sizes, ", ") + ")")
+	}
+	if e.err != nil {
+		b.WriteString(": " + e.err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns [ErrContextLength] and the provider's error.
+func (e *ContextLengthError) Unwrap() []error { return []error{ErrContextLength, e.err} }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/robby-go/robby/internal/llmserver"
+
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -115,13 +117,13 @@ func TestRunTypedNativeWhereTheGrammarDoesNotBlockTools(t *testing.T) {
 func TestServerKind(t *testing.T) {
 	for _, tc := range []struct {
 		provider string
-		want     serverInfo
+		want     llmserver.Info
 	}{
-		{robbytest.OpenAI, serverInfo{}},
-		{robbytest.Gemini, serverInfo{}},
-		{robbytest.LlamaCpp, serverInfo{kind: serverLlamaCpp, window: 2000}},
-		{robbytest.Ollama, serverInfo{kind: serverOllama}},
-		{robbytest.VLLM, serverInfo{kind: serverVLLM}},
+		{robbytest.OpenAI, llmserver.Info{}},
+		{robbytest.Gemini, llmserver.Info{}},
+		{robbytest.LlamaCpp, llmserver.Info{Kind: llmserver.LlamaCpp, Window: 2000}},
+		{robbytest.Ollama, llmserver.Info{Kind: llmserver.Ollama}},
+		{robbytest.VLLM, llmserver.Info{Kind: llmserver.VLLM}},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			srv := newServer(t)
@@ -129,7 +131,7 @@ func TestServerKind(t *testing.T) {
 			srv.ContextLimit(2000, robbytest.OpenAI)
 			a := newTestAgent(t, srv)
 			assert.Equal(t, tc.want, a.core.server(t.Context()))
-			assert.Equal(t, tc.want.kind != serverOther, tc.want.kind.grammarBound())
+			assert.Equal(t, tc.want.Kind != llmserver.Other, tc.want.Kind.GrammarBound())
 			if tc.provider == robbytest.Ollama {
 				assert.Equal(t, 2000, a.core.contextWindow(t.Context()), "from /api/show")
 			}
