@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/internal/llmserver"
 
 	"github.com/openai/openai-go/v3"
@@ -65,7 +67,7 @@ type core struct {
 	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
 	// AnswerAuto until a fallback, which means native.
 	answerMode atomic.Int32
-	typedHeads typedHeads // heads of typed runs' requests: typedhead.go
+	typedHeads typedHeads // heads of typed runs' requests: answermode.go
 
 	window     int          // given by WithContextWindow
 	learned    atomic.Int64 // the window the provider reported
@@ -138,7 +140,7 @@ func New(opts ...Option) (*Agent, error) {
 		return nil, err
 	}
 	for i, stream := range [...]bool{false, true} {
-		c.heads[i] = sync.OnceValues(func() ([]byte, error) { return encodeHead(&c.params, stream) })
+		c.heads[i] = sync.OnceValues(func() ([]byte, error) { return chatwire.EncodeHead(&c.params, stream) })
 	}
 	if err := c.tools.init(&cfg); err != nil {
 		return nil, fmt.Errorf("robby: %w", err)
@@ -150,14 +152,6 @@ func New(opts ...Option) (*Agent, error) {
 
 func newAgent(c *core, conv messages) *Agent {
 	return &Agent{core: c, busy: make(chan struct{}, 1), conv: conv.clone()}
-}
-
-// head returns the agent's parameters encoded for a request.
-func (c *core) head(stream bool) ([]byte, error) {
-	if stream {
-		return c.heads[1]()
-	}
-	return c.heads[0]()
 }
 
 // Clone returns an agent that shares a's client, configuration and tools

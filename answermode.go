@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/schemas"
 )
@@ -91,7 +93,7 @@ func answerRun(base runConfig, mode AnswerMode, as *schemas.Answer, tool string,
 	switch mode {
 	case AnswerNative:
 		if base.params == nil {
-			rc.format = as // the agent's parameters and as's response_format, kept: typedhead.go
+			rc.format = as // the agent's parameters and as's response_format, kept: typedHeads
 			break
 		}
 		params := *base.params
@@ -179,7 +181,7 @@ func (t *typedHeads) get(as *schemas.Answer, base *openai.ChatCompletionNewParam
 	}
 	p := *base
 	p.ResponseFormat = as.ResponseFormat()
-	head, err := encodeHead(&p, stream)
+	head, err := chatwire.EncodeHead(&p, stream)
 	if err != nil {
 		return nil, nil, err
 	}

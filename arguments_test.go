@@ -11,6 +11,8 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,8 +79,8 @@ func assembledArguments(t *testing.T, chunks []string) string {
 	t.Helper()
 	r := new(reply)
 	for _, c := range chunks {
-		var resp apiResponse
-		require.NoError(t, decodeChunk(ssestream.Event{Data: []byte(c)}, &resp), "chunk %q", c)
+		var resp chatwire.Response
+		require.NoError(t, chatwire.DecodeChunk(ssestream.Event{Data: []byte(c)}, &resp), "chunk %q", c)
 		r.addChunk(&resp)
 	}
 	calls := r.toolCalls()

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -80,7 +82,7 @@ func requestOptions(cfg *config) []option.RequestOption {
 	// Requests go out through Client.Post, which would fall back on an
 	// admin key (OPENAI_ADMIN_KEY) when no API key is set; chat
 	// completions never take one.
-	opts = append(opts, option.WithAdminAPIKey(""), option.WithMiddleware(captureErrors))
+	opts = append(opts, option.WithAdminAPIKey(""), option.WithMiddleware(chatwire.CaptureErrors))
 	if cfg.telemetry != nil {
 		opts = append(opts, option.WithMiddleware(cfg.telemetry.middleware))
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/internal/llmserver"
 
 	"github.com/openai/openai-go/v3"
@@ -187,46 +189,6 @@ type fitting struct {
 	messages       int // messages sent
 }
 
-// sendFitting sends req after fitting it into the budget, and once more,
-// compacted to the size the provider's error gives, if the provider
-// answers with a context-length error.
-func (a *Agent) sendFitting(ctx context.Context, req *request, onDelta deltaFunc, turn int, emit func(Event) bool) (*reply, error) {
-	orig := *req
-	f, err := a.fit(ctx, req, turn, emit, nil)
-	if err != nil {
-		return nil, err
-	}
-	r, err := a.complete(ctx, req, onDelta)
-	if err == nil {
-		a.remember(req, f, r.usage)
-		return r, nil
-	}
-	over, ok := contextOverflow(err)
-	if !ok || r != nil && (r.text.Len() > 0 || r.reasoning.Len() > 0) {
-		return r, err
-	}
-	a.learnWindow(over.Window)
-	if a.core.compaction.kind == 0 {
-		return r, f.error(over, err)
-	}
-	a.core.log.InfoContext(ctx, "robby: context-length error, compacting and retrying",
-		slog.Int("estimated", f.sent), slog.Int("provider_tokens", over.Tokens), slog.Int("provider_window", over.Window))
-	*req = orig
-	f, err = a.fit(ctx, req, turn, emit, &over)
-	if err != nil {
-		return nil, err
-	}
-	r, err = a.complete(ctx, req, onDelta)
-	if err == nil {
-		a.remember(req, f, r.usage)
-		return r, nil
-	}
-	if over2, ok := contextOverflow(err); ok {
-		return r, f.error(over2, err)
-	}
-	return r, err
-}
-
 // error is the error of a request that did not fit.
 func (f *fitting) error(over llmserver.Overflow, err error) error {
 	e := &ContextLengthError{Budget: f.budget, Window: over.Window, Tokens: over.Tokens, Estimated: f.sent, err: err}
@@ -387,7 +349,7 @@ func (a *Agent) summarize(ctx context.Context, p *plan, target int, ev *Compacti
 	}
 	req := &request{history: []json.RawMessage{
 		systemJSON(fmt.Sprintf(summaryPrompt, max(20, room*3/4))),
-		userJSON(text),
+		chatwire.UserJSON(text),
 	}}
 	r, err := a.complete(ctx, req, nil)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/internal/llmserver"
 
 	"github.com/openai/openai-go/v3"
@@ -224,7 +226,7 @@ func TestContextOverflowBodies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := &APIError{StatusCode: 400, Message: providerMessage([]byte(tt.body)), body: []byte(tt.body)}
+			err := &APIError{StatusCode: 400, Message: chatwire.ProviderMessage([]byte(tt.body)), body: []byte(tt.body)}
 			over, ok := contextOverflow(err)
 			require.True(t, ok)
 			assert.True(t, isContextLengthError(fmt.Errorf("wrapped: %w", err)))
@@ -486,7 +488,7 @@ func TestCompactionProperties(t *testing.T) {
 		req, err := a.request(nil)
 		require.NoError(t, err)
 		if !midRun {
-			req.pending = []json.RawMessage{userJSON("the prompt")}
+			req.pending = []json.RawMessage{chatwire.UserJSON("the prompt")}
 		}
 		f, err := a.fit(t.Context(), req, 1, nil, nil)
 		require.NoError(t, err)

@@ -250,3 +250,70 @@ func (j *journal) failed() error {
 	}
 	return j.err
 }
+
+// ChatCompletion asks the model to answer the conversation, without tools,
+// adds its answer to the conversation and returns it.
+func (a *Agent) ChatCompletion(ctx context.Context) (string, error) {
+	return a.chat(ctx, nil)
+}
+
+// ChatCompletionStream is [Agent.ChatCompletion] with the answer streamed:
+// fn gets each piece of text as it arrives. An error from fn stops the
+// stream and is returned. On any error, the text received so far is
+// returned with it and the conversation is left as it was.
+func (a *Agent) ChatCompletionStream(ctx context.Context, fn func(delta string) error) (string, error) {
+	return a.chat(ctx, func(d *delta) error {
+		if d.text == "" {
+			return nil
+		}
+		return fn(d.text)
+	})
+}
+
+func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	var r *reply
+	req, err := a.request(nil)
+	if err == nil {
+		r, err = a.sendFitting(ctx, req, onDelta, 0, nil)
+	}
+	if err != nil {
+		if r != nil {
+			return r.text.String(), err
+		}
+		return "", err
+	}
+	var ms messages
+	ms.add(r.message(nil))
+	a.addMessages(ms)
+	return r.text.String(), nil
+}
+
+// ToolsCompletion offers the tools to the model and returns the calls it
+// asks for, none if it answered with text. The assistant message (text and
+// calls) is added to the conversation; give the calls to
+// [Agent.ExecuteToolCalls] to add their results.
+func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
+	release, err := a.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	req, err := a.request(a.core.tools.get(ctx).raw)
+	if err != nil {
+		return nil, err
+	}
+	r, err := a.sendFitting(ctx, req, nil, 0, nil)
+	if err != nil {
+		return nil, err
+	}
+	calls := r.toolCalls()
+	var ms messages
+	ms.add(r.message(calls))
+	a.addMessages(ms)
+	return calls, nil
+}

@@ -1,21 +1,15 @@
 package robby
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
-	"io"
 	"net/http"
-	"regexp"
 	"strings"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
-	"github.com/robby-go/robby/internal/trunc"
 )
 
 // Conditions a caller may test with [errors.Is].
@@ -89,126 +83,28 @@ func (e *APIError) Error() string {
 // Unwrap returns the [*openai.Error] or stream error it came from.
 func (e *APIError) Unwrap() error { return e.err }
 
-// errorCapture records the last error response of a request, because
-// openai-go loses the message (or even the status) of bodies that are not
-// OpenAI's error envelope.
-type errorCapture struct {
-	status int
-	body   []byte
-	req    *http.Request
-	res    *http.Response
-}
-
-type captureKey struct{}
-
-// maxErrorBody bounds how much of an error body is kept.
-const maxErrorBody = 64 << 10
-
-// captureErrors is an openai-go middleware that keeps a copy of every error
-// body for the request's errorCapture, and gives openai-go the same bytes.
-func captureErrors(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	c, _ := req.Context().Value(captureKey{}).(*errorCapture)
-	if err != nil || c == nil || res.StatusCode < 400 {
-		return res, err
-	}
-	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-	res.Body.Close()
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	c.status, c.body, c.req, c.res = res.StatusCode, body, req, res
-	return res, nil
-}
-
-func withCapture(ctx context.Context) (context.Context, *errorCapture) {
-	c := new(errorCapture)
-	return context.WithValue(ctx, captureKey{}, c), c
-}
-
 // endpointError turns what openai-go returned into an *APIError carrying
 // the provider's message, or returns err as it is for other failures
 // (network, context).
-func endpointError(err error, c *errorCapture) error {
+func endpointError(err error, c *chatwire.Capture) error {
 	var oe *openai.Error
 	isOE := errors.As(err, &oe)
 	var se *ssestream.StreamError
 	switch {
 	case errors.As(err, &se):
-		return &APIError{Message: providerMessage([]byte(se.Event.Data)), body: se.Event.Data, err: err}
-	case c.status != 0:
+		return &APIError{Message: chatwire.ProviderMessage([]byte(se.Event.Data)), body: se.Event.Data, err: err}
+	case c.Status != 0:
 		if !isOE {
 			// openai-go could not even decode the body: give callers the
 			// *openai.Error it would have built.
-			oe = &openai.Error{StatusCode: c.status, Request: c.req, Response: c.res}
+			oe = &openai.Error{StatusCode: c.Status, Request: c.Req, Response: c.Res}
 		}
-		oe.Message = providerMessage(c.body)
-		return &APIError{StatusCode: c.status, Message: oe.Message, body: c.body, err: oe}
+		oe.Message = chatwire.ProviderMessage(c.Body)
+		return &APIError{StatusCode: c.Status, Message: oe.Message, body: c.Body, err: oe}
 	case isOE:
 		return &APIError{StatusCode: oe.StatusCode, Message: oe.Message, err: oe}
 	}
 	return err
-}
-
-var (
-	htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
-	htmlTag   = regexp.MustCompile(`(?s)<[^>]*>`)
-	spaces    = regexp.MustCompile(`\s+`)
-)
-
-// maxMessage bounds the length of a provider message kept in an error.
-const maxMessage = 500
-
-// providerMessage finds the human-readable message in an error body:
-// OpenAI's {"error":{"message"}}, {"error":"text"}, Gemini's array of those,
-// Mistral's {"object":"error","message":...}, {"detail":...}, an HTML page
-// from a proxy, or plain text.
-func providerMessage(body []byte) string {
-	body = bytes.TrimSpace(body)
-	var v any
-	if json.Unmarshal(body, &v) == nil {
-		if m := messageIn(v, 0); m != "" {
-			return clip(m)
-		}
-	}
-	text := string(body)
-	if m := htmlTitle.FindStringSubmatch(text); m != nil {
-		text = m[1]
-	} else if strings.HasPrefix(text, "<") {
-		text = htmlTag.ReplaceAllString(text, " ")
-	}
-	return clip(spaces.ReplaceAllString(html.UnescapeString(text), " "))
-}
-
-func messageIn(v any, depth int) string {
-	if depth > 4 {
-		return ""
-	}
-	switch v := v.(type) {
-	case string:
-		return v
-	case []any:
-		var parts []string
-		for _, e := range v {
-			if m := messageIn(e, depth+1); m != "" {
-				parts = append(parts, m)
-			}
-		}
-		return strings.Join(parts, "; ")
-	case map[string]any:
-		for _, key := range []string{"error", "message", "detail", "msg"} {
-			if m := messageIn(v[key], depth+1); m != "" {
-				return m
-			}
-		}
-	}
-	return ""
-}
-
-func clip(s string) string {
-	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
-	if len(s) > maxMessage {
-		return trunc.Excerpt(s, maxMessage)
-	}
-	return s
 }
 
 // ErrContextLength reports a request that does not fit the model's

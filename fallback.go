@@ -1,14 +1,10 @@
 package robby
 
 import (
-	"cmp"
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/openai/openai-go/v3/option"
 )
@@ -120,94 +116,66 @@ func endpoints(cfg *config, agentOpts []option.RequestOption) []endpoint {
 	return eps
 }
 
-// send sends req to model, then, while the error lets it, to the
-// fallbacks. The reply records the model that answered.
-func (a *Agent) send(ctx context.Context, req *request, model string, onDelta deltaFunc) (*reply, error) {
-	r, err := a.sendTo(ctx, req, model, a.core.reqOpts, onDelta)
-	if err == nil || len(a.core.fallbacks) == 0 {
-		return r, err
-	}
-	tried, errs := []string{model}, []error{err}
-	for _, ep := range a.core.fallbacks {
-		larger, ok := switchable(ctx, r, err)
-		if !ok {
-			break
-		}
-		if larger && !ep.larger {
-			continue
-		}
-		a.core.log.WarnContext(ctx, "robby: model failed, trying the next", slog.String("failed", tried[len(tried)-1]),
-			slog.String("next", ep.model), slog.Any("error", err))
-		r, err = a.sendTo(ctx, req, ep.model, ep.opts, onDelta)
-		if err == nil {
-			return r, nil
-		}
-		tried, errs = append(tried, ep.model), append(errs, err)
-	}
-	if len(errs) == 1 {
-		return r, err
-	}
-	return r, &FallbackError{Models: tried, Errs: errs}
-}
+// What marks a credential in a request, so that one endpoint's never goes
+// to another's: a fallback's. (openai-go refuses a redirect off the base
+// URL's origin itself.)
 
-// sendTo sends req to model with opts.
-func (a *Agent) sendTo(ctx context.Context, req *request, model string, opts []option.RequestOption, onDelta deltaFunc) (*reply, error) {
-	if err := a.core.checkPriced(ctx, model); err != nil {
-		return nil, err
-	}
-	sent := *req
-	head, err := a.core.headFor(req, model)
-	if err != nil {
-		return nil, err
-	}
-	sent.head = head
-	r, err := a.post(ctx, &sent, model, opts, onDelta)
-	if r != nil {
-		r.model = model
-	}
-	return r, err
-}
+// credentialWords are what the name of a header or query parameter that
+// carries a credential holds: Authorization, Cookie, api-key, x-api-key,
+// x-goog-api-key, a token, a session, a signature.
+var credentialWords = [...]string{"auth", "cookie", "key", "token", "secret", "session", "password", "signature", "credential"}
 
-// switchable reports whether another model may be asked after err:
-// nothing of the reply arrived, and the error is one another endpoint may
-// not meet. A context-length error may go only to a model with a larger
-// context.
-func switchable(ctx context.Context, r *reply, err error) (larger, ok bool) {
-	if ctx.Err() != nil || r != nil {
-		return false, false // the caller gave up, or a stream began
-	}
-	if _, over := contextOverflow(err); over {
-		return true, true
-	}
-	var apiErr *APIError
-	if errors.As(err, &apiErr) {
-		s := apiErr.StatusCode
-		return false, s == http.StatusRequestTimeout || s == http.StatusTooManyRequests || s >= 500
-	}
-	var netErr net.Error
-	return false, errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-// modelOf returns the model req asks for.
-func (c *core) modelOf(req *request) string {
-	return cmp.Or(req.model, c.params.Model)
-}
-
-// headFor returns req's parameters encoded, naming model: encoded once
-// for the agent's model, or the run's, and again for another.
-func (c *core) headFor(req *request, model string) ([]byte, error) {
-	if model == c.modelOf(req) {
-		switch {
-		case req.head != nil:
-			return req.head, nil
-		case req.params == nil:
-			return c.head(req.stream)
+// isCredential reports whether a header or query parameter of this name
+// may carry a credential.
+func isCredential(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range credentialWords {
+		if strings.Contains(name, w) {
+			return true
 		}
 	}
-	p := c.params
-	if req.params != nil {
-		p = *req.params
+	return false
+}
+
+// dropCredentials removes from req every header and query parameter that
+// may carry a credential.
+func dropCredentials(req *http.Request) {
+	for k := range req.Header {
+		if isCredential(k) {
+			delete(req.Header, k)
+		}
 	}
-	p.Model = model
-	return encodeHead(&p, req.stream)
+	if req.URL.RawQuery == "" {
+		return
+	}
+	q := req.URL.Query()
+	n := len(q)
+	for k := range q {
+		if isCredential(k) {
+			delete(q, k)
+		}
+	}
+	if len(q) < n {
+		req.URL.RawQuery = q.Encode()
+	}
+}
+
+// credentials returns the middleware that gives a request to f its own
+// credentials: on another endpoint, none of those the agent's options or
+// client set (they are for the agent's endpoint), then f's key and
+// headers. It is the last middleware, so it sees the request as it goes.
+func (f Fallback) credentials() option.Middleware {
+	header := f.Header.Clone()
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if f.BaseURL != "" {
+			dropCredentials(req)
+		}
+		if f.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+f.APIKey)
+		}
+		for k, v := range header {
+			req.Header[k] = slices.Clone(v)
+		}
+		return next(req)
+	}
 }

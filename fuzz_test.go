@@ -12,6 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/stretchr/testify/require"
 )
@@ -66,8 +68,8 @@ func FuzzAssembler(f *testing.F) {
 			if bytes.HasPrefix(data, []byte("[DONE]")) {
 				continue
 			}
-			var c apiResponse
-			if decodeChunk(ssestream.Event{Data: data}, &c) != nil { // as the streaming loop does
+			var c chatwire.Response
+			if chatwire.DecodeChunk(ssestream.Event{Data: data}, &c) != nil { // as the streaming loop does
 				continue
 			}
 			dt, dr := r.addChunk(&c)
@@ -332,17 +334,6 @@ func fuzzZero(v any) bool {
 	return false
 }
 
-// FuzzProviderMessage reads the message of an error body, whatever its
-// shape: it must be valid UTF-8, within maxMessage bytes and an ellipsis.
-func FuzzProviderMessage(f *testing.F) {
-	f.Fuzz(func(t *testing.T, body []byte) {
-		m := providerMessage(body)
-		require.True(t, utf8.ValidString(m), "not valid UTF-8: %q", m)
-		require.LessOrEqual(t, len(m), maxMessage+len("…"), "%q", m)
-		require.Equal(t, strings.TrimSpace(m), m, "message not trimmed: %q", m)
-	})
-}
-
 // callTool runs one call as execute does, without its goroutines.
 func callTool(ctx context.Context, ts *toolset, call ToolCall) (string, error) {
 	_, run, err := ts.prepare(call)
@@ -370,7 +361,7 @@ func FuzzResponse(f *testing.F) {
 		f.Add([]byte(body))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		res, err := decodeResponse(body)
+		res, err := chatwire.DecodeResponse(body)
 		if err != nil {
 			return
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/tokens"
 )
@@ -36,7 +38,7 @@ func (ms *messages) addAll(other messages) {
 // encoded returns the JSON of every message, encoding those that have none
 // yet. The slice shares no writable memory with ms.
 func (ms *messages) encoded() ([]json.RawMessage, error) {
-	raw, err := encodeMessages(ms.raw, ms.list)
+	raw, err := chatwire.EncodeMessages(ms.raw, ms.list)
 	ms.raw = raw
 	return raw[:len(raw):len(raw)], err
 }

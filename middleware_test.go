@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/robbytest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,7 +74,7 @@ func TestModelMiddlewareSeesAndChangesTheRequest(t *testing.T) {
 	mw := func(ctx context.Context, req *ModelRequest, next ModelHandler) (*ModelResponse, error) {
 		seen = *req
 		req.Model = "other-model"
-		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], userJSON("And be brief."))
+		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], chatwire.UserJSON("And be brief."))
 		res, err := next(ctx, req)
 		if err == nil {
 			res.Text = strings.ToUpper(res.Text)

@@ -7,6 +7,8 @@ import (
 	"iter"
 	"slices"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3"
 )
 
@@ -39,7 +41,7 @@ func (a *Agent) Resume(ctx context.Context, opts ...RunOption) (*Result, error) 
 
 func promptMessage(prompt string) messages {
 	var ms messages
-	ms.add(openai.UserMessage(prompt), userJSON(prompt))
+	ms.add(openai.UserMessage(prompt), chatwire.UserJSON(prompt))
 	return ms
 }
 
@@ -127,7 +129,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 	case rc.params != nil:
 		var p openai.ChatCompletionNewParams
 		if p, err = overlayParams(&a.core.params, rc.params); err == nil {
-			head, err = encodeHead(&p, emit != nil)
+			head, err = chatwire.EncodeHead(&p, emit != nil)
 		}
 		params = &p
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/internal/schemas"
 
 	"github.com/openai/openai-go/v3"
@@ -176,7 +178,7 @@ func (rc *runConfig) callerTools(ts *toolset) ([]json.RawMessage, error) {
 		}
 		defs[i] = openai.ChatCompletionFunctionTool(t)
 	}
-	raw, err := encodeTools(defs)
+	raw, err := chatwire.EncodeTools(defs)
 	if err != nil {
 		return nil, fmt.Errorf("robby: WithCallerTools: %w", err)
 	}

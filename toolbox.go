@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/internal/schemas"
 
 	"github.com/openai/openai-go/v3"
@@ -140,6 +142,6 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 	}
 	slices.Sort(ts.names)
 	var err error
-	ts.raw, err = encodeTools(defs)
+	ts.raw, err = chatwire.EncodeTools(defs)
 	return ts, err
 }

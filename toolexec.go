@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/trunc"
@@ -332,5 +334,5 @@ func (toolTimeout) Unwrap() error { return context.DeadlineExceeded }
 
 // toolMessage returns the message giving the model a result, with its JSON.
 func toolMessage(r ToolResult) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
-	return openai.ToolMessage(r.Output, r.Call.ID), toolJSON(r.Output, r.Call.ID)
+	return openai.ToolMessage(r.Output, r.Call.ID), chatwire.ToolJSON(r.Output, r.Call.ID)
 }

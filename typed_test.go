@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -537,7 +539,7 @@ func TestTypedHeadsAreCachedAndBounded(t *testing.T) {
 	for i, stream := range []bool{false, true} {
 		p, err := overlayParams(&a.core.params, &openai.ChatCompletionNewParams{ResponseFormat: as.ResponseFormat()})
 		require.NoError(t, err)
-		fresh, err := encodeHead(&p, stream)
+		fresh, err := chatwire.EncodeHead(&p, stream)
 		require.NoError(t, err)
 		assert.True(t, bytes.HasPrefix(reqs[i].Body, fresh), "stream %v", stream)
 	}

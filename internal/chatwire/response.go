@@ -1,4 +1,4 @@
-package robby
+package chatwire
 
 import (
 	"bytes"
@@ -16,59 +16,58 @@ import (
 // robby decodes responses and chunks itself, into the few fields it reads,
 // with segmentio/encoding (already built in through the MCP SDK), imported
 // as sjson wherever robby uses it on a hot path; encoding/json does the
-// rest. openai-go's
-// decoder keeps every field of every chunk with its raw JSON and metadata,
+// rest. openai-go's decoder keeps every field of every chunk with its raw JSON and metadata,
 // which cost six times the time and twenty times the allocations of the
 // chunk's own content.
 
-// An apiResponse is what robby reads of a chat.completion or of a
+// A Response is what robby reads of a chat.completion or of a
 // chat.completion.chunk.
-type apiResponse struct {
-	Choices []apiChoice `json:"choices"`
-	Usage   *apiUsage   `json:"usage"`
-	Timings apiTimings  `json:"timings"` // llama.cpp's
+type Response struct {
+	Choices []Choice `json:"choices"`
+	Usage   *Usage   `json:"usage"`
+	Timings Timings  `json:"timings"` // llama.cpp's
 }
 
-type apiChoice struct {
-	Index        int64      `json:"index"`
-	FinishReason lenient    `json:"finish_reason"`
-	Message      apiMessage `json:"message"` // in a chat.completion
-	Delta        apiMessage `json:"delta"`   // in a chunk
+type Choice struct {
+	Index        int64   `json:"index"`
+	FinishReason Lenient `json:"finish_reason"`
+	Message      Message `json:"message"` // in a chat.completion
+	Delta        Message `json:"delta"`   // in a chunk
 }
 
-type apiMessage struct {
-	Content   lenient `json:"content"`
-	Refusal   lenient `json:"refusal"`
-	Reasoning lenient `json:"reasoning"` // Ollama, OpenRouter, newer vLLM
+type Message struct {
+	Content   Lenient `json:"content"`
+	Refusal   Lenient `json:"refusal"`
+	Reasoning Lenient `json:"reasoning"` // Ollama, OpenRouter, newer vLLM
 	// DeepSeek, llama.cpp and older vLLM
-	ReasoningContent lenient       `json:"reasoning_content"`
-	ToolCalls        []apiToolCall `json:"tool_calls"`
+	ReasoningContent Lenient    `json:"reasoning_content"`
+	ToolCalls        []ToolCall `json:"tool_calls"`
 }
 
-// reasoning returns the reasoning of a message or delta, under either name.
-func (m *apiMessage) reasoning() string {
+// ReasoningText returns the reasoning of a message or delta, under either name.
+func (m *Message) ReasoningText() string {
 	if m.ReasoningContent != "" {
 		return string(m.ReasoningContent)
 	}
 	return string(m.Reasoning)
 }
 
-type apiToolCall struct {
+type ToolCall struct {
 	// Index is "" when the provider sent none: a number decoded as text,
 	// left in the chunk's memory, costs no allocation where a *int64 would.
 	Index    sjson.Number `json:"index"`
-	ID       lenient      `json:"id"`
-	Type     lenient      `json:"type"`
+	ID       Lenient      `json:"id"`
+	Type     Lenient      `json:"type"`
 	Function struct {
-		Name      lenient   `json:"name"`
+		Name      Lenient   `json:"name"`
 		Arguments arguments `json:"arguments"`
 	} `json:"function"`
 	Custom struct {
-		Name lenient `json:"name"`
+		Name Lenient `json:"name"`
 	} `json:"custom"`
-	extra    map[string]any // other fields, sent back with the call
-	index    int64          // Index read, when hasIndex
-	hasIndex bool
+	Extra  map[string]any `json:"-"` // other fields, sent back with the call
+	Pos    int64          `json:"-"` // Index read, when HasPos
+	HasPos bool           `json:"-"`
 }
 
 // knownToolCallField reports whether a tool call's field is one robby
@@ -84,14 +83,14 @@ func knownToolCallField(name []byte) bool {
 // UnmarshalJSON decodes a tool call, keeping the fields robby does not know.
 // Nearly every call has none, so it is decoded once refusing unknown fields;
 // only a call that has some is decoded again, with them.
-func (c *apiToolCall) UnmarshalJSON(b []byte) error {
-	type plain apiToolCall // without this method
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	type plain ToolCall // without this method
 	if parseExact(b, (*plain)(c), sjson.DisallowUnknownFields|sjson.DontCopyNumber) != nil {
-		*c = apiToolCall{}
+		*c = ToolCall{}
 		if err := parseExact(b, (*plain)(c), sjson.DontCopyNumber); err != nil {
 			return err
 		}
-		c.extra = otherFields(b)
+		c.Extra = otherFields(b)
 	}
 	if c.Index == "" {
 		return nil
@@ -100,7 +99,7 @@ func (c *apiToolCall) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("tool call index %s is not an integer", c.Index)
 	}
-	c.index, c.hasIndex = i, true
+	c.Pos, c.HasPos = i, true
 	return nil
 }
 
@@ -124,14 +123,14 @@ func otherFields(obj []byte) map[string]any {
 	return extra
 }
 
-// A lenient is a string of the provider's JSON in which a value of another
+// A Lenient is a string of the provider's JSON in which a value of another
 // type reads as empty, as openai-go reads it, rather than failing the whole
 // response: some providers send content as an array of parts, or a
 // reasoning object.
-type lenient string
+type Lenient string
 
 // UnmarshalJSON implements [sjson.Unmarshaler].
-func (s *lenient) UnmarshalJSON(b []byte) error {
+func (s *Lenient) UnmarshalJSON(b []byte) error {
 	if len(b) == 0 || b[0] != '"' {
 		*s = ""
 		return nil
@@ -160,18 +159,18 @@ func (a *arguments) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeResponse decodes a plain response's body.
-func decodeResponse(body []byte) (*apiResponse, error) {
-	var r apiResponse
+// DecodeResponse decodes a plain response's body.
+func DecodeResponse(body []byte) (*Response, error) {
+	var r Response
 	if err := decodeExact(body, &r); err != nil {
 		return nil, fmt.Errorf("decoding the response: %w", err)
 	}
 	return &r, nil
 }
 
-// decodeChunk decodes the data of a streamed event. An event carrying an
+// DecodeChunk decodes the data of a streamed event. An event carrying an
 // error is reported as openai-go reports it, as an [ssestream.StreamError].
-func decodeChunk(ev ssestream.Event, c *apiResponse) error {
+func DecodeChunk(ev ssestream.Event, c *Response) error {
 	if bytes.Contains(ev.Data, []byte(`"error"`)) {
 		var probe struct {
 			Error sjson.RawMessage `json:"error"`
@@ -192,15 +191,15 @@ func decodeChunk(ev ssestream.Event, c *apiResponse) error {
 // ten tool calls on every chunk. The decoder fills elements in place
 // without zeroing them first, so those it wrote (one more after a failed
 // decoding) are cleared here; the others are still zero.
-func (c *apiResponse) reset() {
+func (c *Response) reset() {
 	choices := c.Choices[:used(len(c.Choices), cap(c.Choices))]
 	for i := range choices {
 		calls := choices[i].Delta.ToolCalls
 		clear(calls[:used(len(calls), cap(calls))])
-		choices[i] = apiChoice{}
+		choices[i] = Choice{}
 		choices[i].Delta.ToolCalls = calls[:0]
 	}
-	*c = apiResponse{Choices: choices[:0]}
+	*c = Response{Choices: choices[:0]}
 }
 
 // used is how many elements of a slice the decoder may have written.
@@ -219,35 +218,35 @@ func errorText(raw sjson.RawMessage) string {
 	return string(raw)
 }
 
-// apiUsage is the usage of a response or chunk. The details are values,
+// Usage is the usage of a response or chunk. The details are values,
 // not pointers: decoding them costs no allocation.
-type apiUsage struct {
-	PromptTokens        wireCount `json:"prompt_tokens"`
-	CompletionTokens    wireCount `json:"completion_tokens"`
-	TotalTokens         wireCount `json:"total_tokens"`
+type Usage struct {
+	PromptTokens        Count `json:"prompt_tokens"`
+	CompletionTokens    Count `json:"completion_tokens"`
+	TotalTokens         Count `json:"total_tokens"`
 	PromptTokensDetails struct {
-		CachedTokens wireCount `json:"cached_tokens"`
+		CachedTokens Count `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"` // OpenAI, vLLM, Gemini, newer llama.cpp
 	CompletionTokensDetails struct {
-		ReasoningTokens wireCount `json:"reasoning_tokens"`
+		ReasoningTokens Count `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
-	PromptCacheHitTokens wireCount `json:"prompt_cache_hit_tokens"` // DeepSeek
+	PromptCacheHitTokens Count `json:"prompt_cache_hit_tokens"` // DeepSeek
 }
 
-// apiTimings is what robby reads of llama.cpp's timings: cache_n prompt
+// Timings is what robby reads of llama.cpp's timings: cache_n prompt
 // tokens were read from its cache, prompt_n were evaluated.
-type apiTimings struct {
-	CacheN wireCount `json:"cache_n"`
+type Timings struct {
+	CacheN Count `json:"cache_n"`
 }
 
-// A wireCount is a token count as a provider sends it: it only informs, so
+// A Count is a token count as a provider sends it: it only informs, so
 // a count that is no int64 (a fraction, a number too large, a string)
 // does not fail the answer. A number reads as the nearest int64, anything
 // else as 0; [Usage.clamped] then bounds it.
-type wireCount int64
+type Count int64
 
 // UnmarshalJSON reads any JSON value, and never fails.
-func (c *wireCount) UnmarshalJSON(b []byte) error {
+func (c *Count) UnmarshalJSON(b []byte) error {
 	if len(b) <= 18 { // the usual count, read without allocating
 		n := int64(0)
 		for _, d := range b {
@@ -258,7 +257,7 @@ func (c *wireCount) UnmarshalJSON(b []byte) error {
 			n = n*10 + int64(d-'0')
 		}
 		if n >= 0 && len(b) > 0 {
-			*c = wireCount(n)
+			*c = Count(n)
 			return nil
 		}
 	}
@@ -276,29 +275,8 @@ func (c *wireCount) UnmarshalJSON(b []byte) error {
 			n = int64(f)
 		}
 	}
-	*c = wireCount(n)
+	*c = Count(n)
 	return nil
-}
-
-// usageOf returns the usage the provider reported, with the timings sent
-// beside it.
-func usageOf(u *apiUsage, t apiTimings) Usage {
-	prompt, total := int64(u.PromptTokens), int64(u.TotalTokens)
-	cached := int64(u.PromptTokensDetails.CachedTokens)
-	if cached == 0 {
-		cached = int64(max(u.PromptCacheHitTokens, t.CacheN))
-	}
-	completion, reasoning := int64(u.CompletionTokens), int64(u.CompletionTokensDetails.ReasoningTokens)
-	if reasoning > 0 && addTokens(addTokens(prompt, completion), reasoning) == total {
-		// Some (Gemini's endpoint, some proxies) count the reasoning
-		// apart, as their total shows; OpenAI counts it in the completion,
-		// which is what it is billed as.
-		completion = addTokens(completion, reasoning)
-	}
-	return Usage{
-		PromptTokens: prompt, CompletionTokens: completion, TotalTokens: total,
-		CachedPromptTokens: cached, ReasoningTokens: reasoning,
-	}
 }
 
 // decodeExact is sjson.Unmarshal reading struct fields by their exact names,

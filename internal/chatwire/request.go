@@ -1,4 +1,4 @@
-package robby
+package chatwire
 
 import (
 	"encoding/json"
@@ -15,47 +15,8 @@ import (
 // parameters when the agent is. openai-go would encode the whole
 // conversation again on every turn, a cost that grows with its length.
 
-// A request is one chat-completion request, from its encoded parts.
-type request struct {
-	head    []byte            // the parameters: a JSON object without its closing brace
-	history []json.RawMessage // the conversation
-	lead    int               // how many system messages open the history
-	system  []json.RawMessage // the run's own system message (WithRunSystem), after those
-	pending []json.RawMessage // messages sent with it, not in it yet
-	tools   []json.RawMessage
-	caller  []json.RawMessage // the caller's own tools (WithCallerTools)
-	stream  bool
-	model   string                          // the model asked for, if not the agent's
-	params  *openai.ChatCompletionNewParams // the run's, which head encodes; nil for the agent's
-}
-
-// body returns the request's JSON.
-func (r *request) body() []byte {
-	n := len(r.head) + len(`,"messages":[],"tools":[],"stream":true}`)
-	for _, parts := range [...][]json.RawMessage{r.history, r.system, r.pending, r.tools, r.caller} {
-		for _, p := range parts {
-			n += len(p) + 1
-		}
-	}
-	b := make([]byte, 0, n)
-	b = append(b, r.head...)
-	if len(r.head) > 1 {
-		b = append(b, ',')
-	}
-	b = append(b, `"messages":`...)
-	b = appendArray(b, r.history[:r.lead], r.system, r.history[r.lead:], r.pending)
-	if len(r.tools)+len(r.caller) > 0 {
-		b = append(b, `,"tools":`...)
-		b = appendArray(b, r.tools, r.caller)
-	}
-	if r.stream {
-		b = append(b, `,"stream":true`...)
-	}
-	return append(b, '}')
-}
-
-// appendArray appends a JSON array of the values of the lists, in order.
-func appendArray(b []byte, lists ...[]json.RawMessage) []byte {
+// AppendArray appends a JSON array of the values of the lists, in order.
+func AppendArray(b []byte, lists ...[]json.RawMessage) []byte {
 	b = append(b, '[')
 	first := true
 	for _, list := range lists {
@@ -70,10 +31,10 @@ func appendArray(b []byte, lists ...[]json.RawMessage) []byte {
 	return append(b, ']')
 }
 
-// encodeHead encodes a request's parameters, messages and tools left out,
+// EncodeHead encodes a request's parameters, messages and tools left out,
 // as a JSON object without its closing brace. A streamed request asks for
 // usage unless the parameters say otherwise.
-func encodeHead(p *openai.ChatCompletionNewParams, stream bool) ([]byte, error) {
+func EncodeHead(p *openai.ChatCompletionNewParams, stream bool) ([]byte, error) {
 	q := *p
 	q.Messages, q.Tools = nil, nil
 	if stream && !q.StreamOptions.IncludeUsage.Valid() {
@@ -89,9 +50,9 @@ func encodeHead(p *openai.ChatCompletionNewParams, stream bool) ([]byte, error) 
 	return b[:len(b)-1], nil
 }
 
-// encodeMessages encodes the messages from raw's length on, appending them
+// EncodeMessages encodes the messages from raw's length on, appending them
 // to raw.
-func encodeMessages(raw []json.RawMessage, msgs []openai.ChatCompletionMessageParamUnion) ([]json.RawMessage, error) {
+func EncodeMessages(raw []json.RawMessage, msgs []openai.ChatCompletionMessageParamUnion) ([]json.RawMessage, error) {
 	for i := len(raw); i < len(msgs); i++ {
 		b, err := msgs[i].MarshalJSON()
 		if err != nil {
@@ -102,8 +63,8 @@ func encodeMessages(raw []json.RawMessage, msgs []openai.ChatCompletionMessagePa
 	return raw, nil
 }
 
-// encodeTools encodes tool definitions, one value each.
-func encodeTools(tools []openai.ChatCompletionToolUnionParam) ([]json.RawMessage, error) {
+// EncodeTools encodes tool definitions, one value each.
+func EncodeTools(tools []openai.ChatCompletionToolUnionParam) ([]json.RawMessage, error) {
 	raw := make([]json.RawMessage, len(tools))
 	for i := range tools {
 		b, err := tools[i].MarshalJSON()
@@ -118,16 +79,16 @@ func encodeTools(tools []openai.ChatCompletionToolUnionParam) ([]json.RawMessage
 // The messages robby makes itself, encoded as it makes them: openai-go's
 // encoder costs some twenty allocations a message, these one.
 
-// userJSON encodes openai.UserMessage(text).
-func userJSON(text string) json.RawMessage {
+// UserJSON encodes openai.UserMessage(text).
+func UserJSON(text string) json.RawMessage {
 	b := make([]byte, 0, len(text)+32)
 	b = append(b, `{"role":"user","content":`...)
 	b = sjson.AppendEscape(b, text, 0)
 	return append(b, '}')
 }
 
-// toolJSON encodes openai.ToolMessage(content, id).
-func toolJSON(content, id string) json.RawMessage {
+// ToolJSON encodes openai.ToolMessage(content, id).
+func ToolJSON(content, id string) json.RawMessage {
 	b := make([]byte, 0, len(content)+len(id)+48)
 	b = append(b, `{"role":"tool","content":`...)
 	b = sjson.AppendEscape(b, content, 0)
@@ -136,10 +97,15 @@ func toolJSON(content, id string) json.RawMessage {
 	return append(b, '}')
 }
 
-// assistantJSON encodes the assistant message of a reply (see
+// A Call is robby.ToolCall, whose package this one cannot import.
+type Call interface {
+	~struct{ ID, Name, Arguments string }
+}
+
+// AssistantJSON encodes the assistant message of a reply (see
 // reply.message): its text, if any or if it calls nothing, and its calls,
 // with the provider's fields of each.
-func assistantJSON(text string, calls []ToolCall, extras map[string]map[string]any) (json.RawMessage, error) {
+func AssistantJSON[C Call](text string, calls []C, extras map[string]map[string]any) (json.RawMessage, error) {
 	b := make([]byte, 0, len(text)+64)
 	b = append(b, `{"role":"assistant"`...)
 	if text != "" || len(calls) == 0 {
@@ -148,7 +114,8 @@ func assistantJSON(text string, calls []ToolCall, extras map[string]map[string]a
 	}
 	if len(calls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
-		for i, c := range calls {
+		for i := range calls {
+			c := struct{ ID, Name, Arguments string }(calls[i])
 			if i > 0 {
 				b = append(b, ',')
 			}

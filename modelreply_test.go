@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/internal/jsonstream"
 
 	"github.com/openai/openai-go/v3"
@@ -644,8 +646,8 @@ func assemble(t *testing.T, chunks ...string) (r *reply, text, reasoning string)
 			raw = `{"id":"chatcmpl-unit","object":"chat.completion.chunk","created":1767225600,"model":"m","choices":[{"index":0,"delta":` +
 				raw + `,"finish_reason":null}]}`
 		}
-		var c apiResponse
-		require.NoError(t, decodeChunk(ssestream.Event{Data: []byte(raw)}, &c), "chunk %s", raw)
+		var c chatwire.Response
+		require.NoError(t, chatwire.DecodeChunk(ssestream.Event{Data: []byte(raw)}, &c), "chunk %s", raw)
 		dt, dr := r.addChunk(&c)
 		text += dt
 		reasoning += dr

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,8 +29,8 @@ func requireSameJSON(t *testing.T, want openai.ChatCompletionMessageParamUnion, 
 
 func TestOwnMessageJSONMatchesOpenAI(t *testing.T) {
 	for _, s := range trickyStrings {
-		requireSameJSON(t, openai.UserMessage(s), userJSON(s))
-		requireSameJSON(t, openai.ToolMessage(s, "call_"+s), toolJSON(s, "call_"+s))
+		requireSameJSON(t, openai.UserMessage(s), chatwire.UserJSON(s))
+		requireSameJSON(t, openai.ToolMessage(s, "call_"+s), chatwire.ToolJSON(s, "call_"+s))
 		for _, calls := range [][]ToolCall{nil, {{ID: s, Name: "f", Arguments: `{"q":` + mustQuote(s) + `}`}, {ID: "b", Name: "g", Arguments: "{}"}}} {
 			var r reply
 			r.text.WriteString(s)
@@ -49,7 +51,7 @@ func mustQuote(s string) string {
 }
 
 func TestRequestBody(t *testing.T) {
-	msg := func(s string) json.RawMessage { return userJSON(s) }
+	msg := func(s string) json.RawMessage { return chatwire.UserJSON(s) }
 	tool := json.RawMessage(`{"type":"function","function":{"name":"t"}}`)
 	cases := []struct {
 		name string
@@ -76,27 +78,6 @@ func TestRequestBody(t *testing.T) {
 	}
 }
 
-func TestEncodeHead(t *testing.T) {
-	p := openai.ChatCompletionNewParams{Model: "m", Temperature: openai.Float(0.5),
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("left out")}}
-	p.SetExtraFields(map[string]any{"top_k": 3})
-	for _, stream := range []bool{false, true} {
-		head, err := encodeHead(&p, stream)
-		require.NoError(t, err)
-		var got map[string]any
-		require.NoError(t, json.Unmarshal(append(head, '}'), &got))
-		want := map[string]any{"model": "m", "temperature": 0.5, "top_k": float64(3)}
-		if stream {
-			want["stream_options"] = map[string]any{"include_usage": true}
-		}
-		assert.Equal(t, want, got)
-	}
-	p.StreamOptions.IncludeUsage = openai.Bool(false)
-	head, err := encodeHead(&p, true)
-	require.NoError(t, err)
-	assert.Contains(t, string(head), `"include_usage":false`, "the caller's choice is kept")
-}
-
 // TestConversationEncodedOnce checks that a message is encoded once in a
 // conversation's life: the JSON sent for it on later turns is the same
 // bytes, not encoded again.
@@ -105,7 +86,7 @@ func TestConversationEncodedOnce(t *testing.T) {
 	conv.add(openai.UserMessage("made by the caller"), nil)
 	first, err := conv.encoded()
 	require.NoError(t, err)
-	conv.add(openai.UserMessage("made by robby"), userJSON("made by robby"))
+	conv.add(openai.UserMessage("made by robby"), chatwire.UserJSON("made by robby"))
 	second, err := conv.encoded()
 	require.NoError(t, err)
 	require.Len(t, second, 2)
@@ -113,7 +94,7 @@ func TestConversationEncodedOnce(t *testing.T) {
 
 	var gap messages
 	gap.add(openai.UserMessage("not encoded"), nil)
-	gap.add(openai.UserMessage("encoded"), userJSON("encoded"))
+	gap.add(openai.UserMessage("encoded"), chatwire.UserJSON("encoded"))
 	assert.Empty(t, gap.raw, "an encoding after a missing one would be taken for the wrong message")
 	all, err := gap.encoded()
 	require.NoError(t, err)

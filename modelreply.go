@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/robby-go/robby/internal/chatwire"
+
 	"github.com/robby-go/robby/internal/jsonstream"
 
 	"github.com/openai/openai-go/v3"
@@ -51,7 +53,7 @@ func (b *callBuilder) shown() *ToolCall {
 // addChunk folds one streamed chunk into the reply and returns the text and
 // reasoning it added. Only the first choice is read: robby never asks for
 // more than one.
-func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
+func (r *reply) addChunk(c *chatwire.Response) (text, reasoning string) {
 	r.args = r.args[:0]
 	if u := c.Usage; u != nil && (u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0) {
 		// Some providers repeat usage; the last one is the total.
@@ -71,7 +73,7 @@ func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
 			text = string(d.Refusal)
 		}
 		r.text.WriteString(text)
-		reasoning = d.reasoning()
+		reasoning = d.ReasoningText()
 		r.reasoning.WriteString(reasoning)
 		for j := range d.ToolCalls {
 			r.addToolDelta(&d.ToolCalls[j])
@@ -88,17 +90,17 @@ func (r *reply) addChunk(c *apiResponse) (text, reasoning string) {
 // and name in its last chunk. The rule: a delta continues the call with
 // its id, else the last call with its index (or the last call), unless it
 // names a new function or that call's arguments are already complete.
-func (r *reply) addToolDelta(d *apiToolCall) {
+func (r *reply) addToolDelta(d *chatwire.ToolCall) {
 	id, name, args := string(d.ID), string(d.Function.Name), string(d.Function.Arguments)
 	if args == "null" {
 		args = ""
 	}
-	b := r.findCall(id, d.hasIndex, d.index)
+	b := r.findCall(id, d.HasPos, d.Pos)
 	if b != nil && b.startsAnother(id, name, args) {
 		b = nil
 	}
 	if b == nil {
-		b = &callBuilder{index: d.index, hasIndex: d.hasIndex}
+		b = &callBuilder{index: d.Pos, hasIndex: d.HasPos}
 		r.calls = append(r.calls, b)
 	}
 	if b.id == "" {
@@ -111,7 +113,7 @@ func (r *reply) addToolDelta(d *apiToolCall) {
 		r.nameCall(b)
 		r.args = append(r.args, argDelta{b, added})
 	}
-	for k, v := range d.extra {
+	for k, v := range d.Extra {
 		if b.extra == nil {
 			b.extra = make(map[string]any)
 		}
@@ -250,12 +252,12 @@ func (r *reply) message(calls []ToolCall) (openai.ChatCompletionMessageParamUnio
 		}
 		m.ToolCalls = append(m.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &p})
 	}
-	raw, _ := assistantJSON(r.text.String(), calls, r.extras)
+	raw, _ := chatwire.AssistantJSON(r.text.String(), calls, r.extras)
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &m}, raw
 }
 
 // replyOf reads a plain (not streamed) response.
-func replyOf(c *apiResponse) (*reply, error) {
+func replyOf(c *chatwire.Response) (*reply, error) {
 	var r reply
 	if c.Usage != nil {
 		r.usage = usageOf(c.Usage, c.Timings)
@@ -270,14 +272,35 @@ func replyOf(c *apiResponse) (*reply, error) {
 	if m.Content == "" {
 		r.text.WriteString(string(m.Refusal))
 	}
-	r.reasoning.WriteString(m.reasoning())
+	r.reasoning.WriteString(m.ReasoningText())
 	for _, tc := range m.ToolCalls {
 		if tc.Type == "custom" {
 			return nil, fmt.Errorf("robby: custom tool call %q is not supported", tc.Custom.Name)
 		}
-		b := &callBuilder{id: string(tc.ID), name: string(tc.Function.Name), extra: tc.extra}
+		b := &callBuilder{id: string(tc.ID), name: string(tc.Function.Name), extra: tc.Extra}
 		b.args.Write(string(tc.Function.Arguments))
 		r.calls = append(r.calls, b)
 	}
 	return &r, nil
+}
+
+// usageOf returns the usage the provider reported, with the timings sent
+// beside it.
+func usageOf(u *chatwire.Usage, t chatwire.Timings) Usage {
+	prompt, total := int64(u.PromptTokens), int64(u.TotalTokens)
+	cached := int64(u.PromptTokensDetails.CachedTokens)
+	if cached == 0 {
+		cached = int64(max(u.PromptCacheHitTokens, t.CacheN))
+	}
+	completion, reasoning := int64(u.CompletionTokens), int64(u.CompletionTokensDetails.ReasoningTokens)
+	if reasoning > 0 && addTokens(addTokens(prompt, completion), reasoning) == total {
+		// Some (Gemini's endpoint, some proxies) count the reasoning
+		// apart, as their total shows; OpenAI counts it in the completion,
+		// which is what it is billed as.
+		completion = addTokens(completion, reasoning)
+	}
+	return Usage{
+		PromptTokens: prompt, CompletionTokens: completion, TotalTokens: total,
+		CachedPromptTokens: cached, ReasoningTokens: reasoning,
+	}
 }
