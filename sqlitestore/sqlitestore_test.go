@@ -172,3 +172,24 @@ func TestPathIsNotAURI(t *testing.T) {
 		assert.ErrorIs(t, err, os.ErrNotExist, "nothing is written to %s", stray)
 	}
 }
+
+// TestForkChainGrowsLinearlyOnDisk stores chains of 100 and 200 responses
+// (a 500-byte prompt and answer each) in files of their own: twice the
+// chain takes about twice the file, not four times (a fork copied its
+// history: 7.4 MB and 29.4 MB; now about 0.2 and 0.35 MB).
+func TestForkChainGrowsLinearlyOnDisk(t *testing.T) {
+	size := map[int]int64{}
+	for _, k := range []int{100, 200} {
+		path := filepath.Join(t.TempDir(), "chain.db")
+		s, err := sqlitestore.Open(context.Background(), path)
+		require.NoError(t, err)
+		storetest.ForkChainSized(t, s, "u", k, 500)
+		require.NoError(t, s.Close())
+		fi, err := os.Stat(path)
+		require.NoError(t, err)
+		size[k] = fi.Size()
+	}
+	t.Logf("a chain of 100 responses: %d bytes; of 200: %d bytes", size[100], size[200])
+	assert.Less(t, float64(size[200])/float64(size[100]), 2.5, "linear, not quadratic")
+	assert.Less(t, size[200], int64(200*2*1000), "about the messages' own size")
+}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,6 +68,15 @@ func Chat(text string) robby.Message {
 // shares forked messages stores 2k of them, not k(k+1).
 func ForkChain(t testing.TB, s robby.Store, user string, k int) string {
 	t.Helper()
+	return ForkChainSized(t, s, user, k, 0)
+}
+
+// ForkChainSized is [ForkChain] with messages of at least size bytes of
+// text each, as real prompts and answers are: what a store's size on
+// disk is measured with.
+func ForkChainSized(t testing.TB, s robby.Store, user string, k, size int) string {
+	t.Helper()
+	pad := strings.Repeat(".", size)
 	ctx := context.Background()
 	c, err := s.Create(ctx, robby.Conversation{User: user})
 	require.NoError(t, err)
@@ -76,7 +86,7 @@ func ForkChain(t testing.TB, s robby.Store, user string, k int) string {
 				require.NoError(t, err)
 			}
 		}
-		require.NoError(t, s.Append(ctx, user, c.ID, c.Messages, Chat(fmt.Sprint("q", i)), Chat(fmt.Sprint("a", i))))
+		require.NoError(t, s.Append(ctx, user, c.ID, c.Messages, Chat(fmt.Sprint("q", i, pad)), Chat(fmt.Sprint("a", i, pad))))
 		c.Messages += 2
 	}
 	return c.ID
@@ -554,4 +564,29 @@ func testConcurrentOne(t *testing.T, s robby.Store) {
 		assert.False(t, seen[m], "%s twice", m)
 		seen[m] = true
 	}
+}
+
+// CheckDeepChain checks the tip of a chain of k forks of user, each adding
+// two messages, all but the tip deleted (as [ForkChain] and deletes leave
+// it): the tip loads whole, a fork of it outlives its deletion, another
+// user sees neither, and once both are deleted messages reports none left.
+func CheckDeepChain(t testing.TB, s robby.Store, user, tip string, k int, messages func() int) {
+	t.Helper()
+	ctx := context.Background()
+	_, msgs, err := s.Load(ctx, user, tip)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2*k)
+	assert.JSONEq(t, `{"content":"q0","role":"user"}`, string(msgs[0].Chat))
+	assert.JSONEq(t, fmt.Sprintf(`{"content":"a%d","role":"user"}`, k-1), string(msgs[2*k-1].Chat))
+
+	fork, err := s.Fork(ctx, user, tip, int64(2*k))
+	require.NoError(t, err)
+	require.NoError(t, s.Delete(ctx, user, tip))
+	_, msgs, err = s.Load(ctx, user, fork.ID)
+	require.NoError(t, err)
+	assert.Len(t, msgs, 2*k, "the fork keeps what it shares")
+	_, _, err = s.Load(ctx, user+"-other", fork.ID)
+	assert.ErrorIs(t, err, robby.ErrNoConversation, "another user sees nothing")
+	require.NoError(t, s.Delete(ctx, user, fork.ID))
+	assert.Zero(t, messages(), "the last delete releases the whole chain")
 }
