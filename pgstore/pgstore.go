@@ -131,9 +131,16 @@ const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 ) `
 
 // sumUsage sums convstore.UsageColumns of messages m.
-const sumUsage = `coalesce(sum(m.prompt_tokens), 0)::bigint, coalesce(sum(m.completion_tokens), 0)::bigint,
-	coalesce(sum(m.total_tokens), 0)::bigint, coalesce(sum(m.cached_prompt_tokens), 0)::bigint,
-	coalesce(sum(m.reasoning_tokens), 0)::bigint, coalesce(sum(m.cost), 0)`
+// A count's sum (numeric) stops at the largest bigint, as robby.Usage.Add
+// does, rather than fail the cast.
+const sumUsage = `least(coalesce(sum(m.prompt_tokens), 0), ` + maxBigint + `)::bigint,
+	least(coalesce(sum(m.completion_tokens), 0), ` + maxBigint + `)::bigint,
+	least(coalesce(sum(m.total_tokens), 0), ` + maxBigint + `)::bigint,
+	least(coalesce(sum(m.cached_prompt_tokens), 0), ` + maxBigint + `)::bigint,
+	least(coalesce(sum(m.reasoning_tokens), 0), ` + maxBigint + `)::bigint, coalesce(sum(m.cost), 0)`
+
+// maxBigint is the largest count a conversation's usage sums to.
+const maxBigint = "9223372036854775807"
 
 // getConversation returns a conversation and the segment it writes to;
 // lock is empty or a locking clause ("FOR SHARE").
@@ -219,9 +226,11 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		tokens[0], tokens[1], tokens[2], tokens[3], tokens[4], costs)
 	tag, err := s.pool.Exec(ctx, `WITH c AS (
 			UPDATE robby_store_conversations SET messages = messages + $4, updated = $5,
-				prompt_tokens = prompt_tokens + $14, completion_tokens = completion_tokens + $15,
-				total_tokens = total_tokens + $16, cached_prompt_tokens = cached_prompt_tokens + $17,
-				reasoning_tokens = reasoning_tokens + $18, cost = cost + $19
+				prompt_tokens = least(prompt_tokens::numeric + $14, `+maxBigint+`)::bigint,
+				completion_tokens = least(completion_tokens::numeric + $15, `+maxBigint+`)::bigint,
+				total_tokens = least(total_tokens::numeric + $16, `+maxBigint+`)::bigint,
+				cached_prompt_tokens = least(cached_prompt_tokens::numeric + $17, `+maxBigint+`)::bigint,
+				reasoning_tokens = least(reasoning_tokens::numeric + $18, `+maxBigint+`)::bigint, cost = cost + $19
 			WHERE user_id = $1 AND id = $2 AND messages = $3 RETURNING segment
 		)
 		INSERT INTO robby_store_messages (segment, seq, chat, error, created, `+convstore.UsageColumns+`)

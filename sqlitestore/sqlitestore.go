@@ -241,11 +241,18 @@ const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 	SELECT s.id, s.parent, s.base, chain.lo FROM chain JOIN robby_store_segments s ON s.id = chain.parent
 ) `
 
+// maxInt64 is the largest count a conversation's usage sums to.
+const maxInt64 = "9223372036854775807"
+
 // messageUsage and sumUsage read convstore.UsageColumns of messages m.
+// A sum saturates at the largest int64, as robby.Usage.Add does: SQLite's
+// sum fails on overflow, so counts are summed as REAL (total, exact up to
+// 2^53) and cast back, which stops at the bound.
 const (
 	messageUsage = `m.prompt_tokens, m.completion_tokens, m.total_tokens, m.cached_prompt_tokens, m.reasoning_tokens, m.cost`
-	sumUsage     = `coalesce(sum(m.prompt_tokens), 0), coalesce(sum(m.completion_tokens), 0), coalesce(sum(m.total_tokens), 0),
-		coalesce(sum(m.cached_prompt_tokens), 0), coalesce(sum(m.reasoning_tokens), 0), coalesce(sum(m.cost), 0)`
+	sumUsage     = `CAST(total(m.prompt_tokens) AS INTEGER), CAST(total(m.completion_tokens) AS INTEGER),
+		CAST(total(m.total_tokens) AS INTEGER), CAST(total(m.cached_prompt_tokens) AS INTEGER),
+		CAST(total(m.reasoning_tokens) AS INTEGER), total(m.cost)`
 )
 
 // getConversation returns a conversation and the segment it writes to.
@@ -293,9 +300,12 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 func touch(ctx context.Context, tx *sql.Tx, user, id string, after int64, msgs []robby.Message, now time.Time) (int64, error) {
 	var seg int64
 	args := append([]any{len(msgs), now.UnixMicro()}, convstore.UsageArgs(convstore.SumUsage(msgs))...)
+	// A count's sum stops at the largest int64: SQLite makes an integer
+	// sum that overflows a REAL, which min brings back to the bound.
 	err := tx.QueryRowContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?,
-		prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, total_tokens = total_tokens + ?,
-		cached_prompt_tokens = cached_prompt_tokens + ?, reasoning_tokens = reasoning_tokens + ?, cost = cost + ?
+		prompt_tokens = min(prompt_tokens + ?, `+maxInt64+`), completion_tokens = min(completion_tokens + ?, `+maxInt64+`),
+		total_tokens = min(total_tokens + ?, `+maxInt64+`), cached_prompt_tokens = min(cached_prompt_tokens + ?, `+maxInt64+`),
+		reasoning_tokens = min(reasoning_tokens + ?, `+maxInt64+`), cost = cost + ?
 		WHERE user_id = ? AND id = ? AND messages = ? RETURNING segment`, append(args, user, id, after)...).Scan(&seg)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return seg, err

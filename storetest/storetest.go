@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) robby.Store) {
 		{"TitleDelete", testTitleDelete},
 		{"Metadata", testMetadata},
 		{"Usage", testUsage},
+		{"UsageSaturates", testUsageSaturates},
 		{"BadInput", testBadInput},
 		{"Concurrent", testConcurrent},
 		{"ConcurrentOneConversation", testConcurrentOne},

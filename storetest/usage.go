@@ -106,3 +106,34 @@ func sum(ns ...int64) robby.Usage {
 	}
 	return u
 }
+
+// testUsageSaturates checks that usage sums stop at the largest int64
+// rather than overflow: a conversation whose messages' usage passes it
+// still loads, lists and forks, its sums at the bound.
+func testUsageSaturates(t *testing.T, s robby.Store) {
+	ctx := context.Background()
+	create(t, s, "u", "big", "Huge usage")
+	huge := robby.Usage{PromptTokens: math.MaxInt64 - 10, CompletionTokens: math.MaxInt64, TotalTokens: math.MaxInt64,
+		CachedPromptTokens: 1, ReasoningTokens: 1, Cost: 1e300}
+	require.NoError(t, s.Append(ctx, "u", "big", 0, Chat("q1"), answer("a1", huge)))
+	require.NoError(t, s.Append(ctx, "u", "big", 2, Chat("q2"), answer("a2", huge)))
+	want := robby.Usage{PromptTokens: math.MaxInt64, CompletionTokens: math.MaxInt64, TotalTokens: math.MaxInt64,
+		CachedPromptTokens: 2, ReasoningTokens: 2, Cost: 2e300}
+	c, msgs, err := s.Load(ctx, "u", "big")
+	require.NoError(t, err)
+	assert.Len(t, msgs, 4)
+	assert.Equal(t, want, c.Usage)
+	page, _, err := s.List(ctx, "u", robby.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	assert.Equal(t, want, page[0].Usage)
+	for _, at := range []int64{4, 3} {
+		f, err := s.Fork(ctx, "u", "big", at)
+		require.NoError(t, err, "fork at %d", at)
+		_, _, err = s.Load(ctx, "u", f.ID)
+		require.NoError(t, err, "fork at %d", at)
+		if at == 4 {
+			assert.Equal(t, want, f.Usage)
+		}
+	}
+}
