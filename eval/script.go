@@ -90,6 +90,23 @@ func NewScripted(d Dataset) (*Scripted, error) {
 	return s, nil
 }
 
+// LoadScripted is [NewScripted] of the dataset in a file, judge checks
+// and all, to start before the agents that talk to it; nil when no case
+// has a script.
+func LoadScripted(path string) (*Scripted, error) {
+	// The judge checks need an agent to load; this one is never asked.
+	unasked, err := robby.New(robby.WithModel("unasked"), robby.WithBaseURL("http://127.0.0.1:1"))
+	if err != nil {
+		return nil, err
+	}
+	defer unasked.Close()
+	d, err := Load(path, unasked)
+	if err != nil {
+		return nil, err
+	}
+	return NewScripted(d)
+}
+
 // Close stops both servers.
 func (s *Scripted) Close() {
 	s.Model.Close()

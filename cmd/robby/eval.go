@@ -143,19 +143,10 @@ func (e *evalRun) close() {
 }
 
 func (e *evalRun) run(ctx context.Context, endpoint bool) error {
-	// A first read, with a judge that is never asked, finds the scripts.
-	placeholder, err := robby.New(robby.WithModel("judge"), robby.WithBaseURL("http://127.0.0.1:1"))
-	if err != nil {
-		return err
-	}
-	d, err := eval.Load(e.file, placeholder)
-	placeholder.Close()
-	if err != nil {
-		return err
-	}
 	judgeURL := e.flags.baseURL
 	if !endpoint {
-		if e.script, err = eval.NewScripted(d); err != nil {
+		var err error
+		if e.script, err = eval.LoadScripted(e.file); err != nil {
 			return err
 		}
 		if e.script != nil {
@@ -164,13 +155,15 @@ func (e *evalRun) run(ctx context.Context, endpoint bool) error {
 			e.flags.extra = append(e.flags.extra, robby.WithTools(e.script.Tools()...))
 		}
 	}
+	var err error
 	if e.agent, err = e.flags.newAgent(e.stderr); err != nil {
 		return err
 	}
 	if e.judge, err = e.newJudge(judgeURL); err != nil {
 		return err
 	}
-	if d, err = eval.Load(e.file, e.judge); err != nil {
+	d, err := eval.Load(e.file, e.judge)
+	if err != nil {
 		return err
 	}
 	rep, err := eval.Run(ctx, d, e.agent, e.options()...)
