@@ -40,7 +40,7 @@ func TestEvalExample(t *testing.T) {
 	assert.Regexp(t, `(?m)^CASE +RUNS +PASSED +PASS RATE +95% CI +PASS\^5`, stdout)
 	assert.Regexp(t, `(?m)^capital-sweden +5 +3 +0\.60 +\[0\.23, 0\.88\] +0\.00 .* FAIL$`, stdout)
 	assert.Regexp(t, `(?m)^overall +25 +21 +0\.84 `, stdout)
-	assert.Regexp(t, `capital-sweden, run \d: contains: the answer "Gothenburg, I believe." does not contain "Stockholm"`, stdout)
+	assert.Regexp(t, `capital-sweden, run \d: (contains|tool_called): `, stdout, "the first failure of each failing case")
 	assert.NotContains(t, stdout, "\r", "no progress bar off a terminal")
 
 	html, err := os.ReadFile(page)
