@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -141,6 +142,8 @@ func TestBrowserChatPage(t *testing.T) {
 	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
 	require.NoError(t, err)
 	assert.NotContains(t, href, token, "the token is never in a URL")
+
+	renameAndDelete(t, ctx)
 
 	hostile(t, ctx)
 	shoot(t, ctx, dir, "3-hostile-answer")
@@ -270,4 +273,29 @@ func stop(t *testing.T, ctx context.Context) {
 	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#log .msg.assistant:last-child .md').textContent`))
 	require.NoError(t, err)
 	assert.Less(t, len(text), len(strings.Repeat("counting on and on ", 200)), "the answer was cut short")
+}
+
+// renameAndDelete renames the open chat with F2, then deletes it with its
+// button, and finds the list changed after a reload.
+func renameAndDelete(t *testing.T, ctx context.Context) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.F2)))
+	poll(t, ctx, `document.activeElement?.matches('#chats input')`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Evaluate[chromedp.Void](`document.activeElement.value = ''`),
+		chromedp.KeyEvent("Echo test, renamed\r"),
+	))
+	poll(t, ctx, `document.getElementById('title').textContent === 'Echo test, renamed'`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Reload()))
+	poll(t, ctx, `document.querySelector('#chats li[aria-selected=true] .open')?.textContent === 'Echo test, renamed'`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`
+		window.confirm = () => true; // the page asks before it deletes
+		document.querySelector('#chats li[aria-selected=true] .act:last-child').click();
+	`)))
+	poll(t, ctx, `document.querySelectorAll('#chats li').length === 0 && document.getElementById('title').textContent === 'New chat'`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Reload()))
+	poll(t, ctx, `document.getElementById('title').textContent === 'New chat'`)
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#chats li').length`))
+	require.NoError(t, err)
+	assert.Zero(t, n, "the deleted chat is gone from the store")
 }
