@@ -2,11 +2,15 @@ package agui_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -138,4 +142,30 @@ func TestClientGoneCancelsTheRun(t *testing.T) {
 		_, msgs, err := store.Load(t.Context(), "", "gone")
 		return err == nil && len(msgs) == 2 && msgs[1].Chat == nil
 	}, 5*time.Second, 20*time.Millisecond, "the prompt, then the record of the cancelled run; no answer in part")
+}
+
+func TestCompactionIsACustomEvent(t *testing.T) {
+	srv := newServer(t, robbytest.Text("Short answer."))
+	agent := newAgent(t, srv, robby.WithContextWindow(800), robby.WithCompaction(robby.DropOldestTurns()),
+		robby.WithParams(openai.ChatCompletionNewParams{MaxCompletionTokens: openai.Int(100)}))
+	h := httptest.NewServer(agui.New(agent, agui.Options{}))
+	defer h.Close()
+	var msgs []map[string]string
+	for i := range 20 {
+		role := map[bool]string{true: "user", false: "assistant"}[i%2 == 0]
+		msgs = append(msgs, map[string]string{"id": fmt.Sprint(i), "role": role,
+			"content": fmt.Sprintf("turn %d: %s", i, strings.Repeat("words to fill the context ", 12))})
+	}
+	msgs = append(msgs, map[string]string{"id": "last", "role": "user", "content": "And now?"})
+	b, err := json.Marshal(msgs)
+	require.NoError(t, err)
+	events := readEvents(t, do(t, h.URL, "POST", "", input("t", string(b))).Body)
+	var found bool
+	for _, e := range events {
+		if e["type"] == "CUSTOM" && e["name"] == "robby.compaction" {
+			found = true
+			assert.Equal(t, "drop", e["value"].(map[string]any)["policy"])
+		}
+	}
+	assert.True(t, found, "no robby.compaction event in %v", eventTypes(events))
 }

@@ -3,11 +3,14 @@ package uistream_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -161,4 +164,28 @@ func TestClientGoneCancelsTheRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(msgs[0].Chat), "Count to ten.")
 	assert.Contains(t, msgs[1].Error, "context canceled")
+}
+
+func TestCompactionIsAPart(t *testing.T) {
+	srv := newServer(t, robbytest.Text("Short answer."))
+	agent := newAgent(t, srv, robby.WithContextWindow(800), robby.WithCompaction(robby.DropOldestTurns()),
+		robby.WithParams(openai.ChatCompletionNewParams{MaxCompletionTokens: openai.Int(100)}))
+	h := httptest.NewServer(uistream.New(agent, uistream.Options{}))
+	defer h.Close()
+	var texts []string
+	for i := range 20 {
+		texts = append(texts, fmt.Sprintf("turn %d: %s", i, strings.Repeat("words to fill the context ", 12)))
+	}
+	parts, done := readParts(t, do(t, h.URL+"/api/chat", "POST", "", chatBody("c", append(texts, "And now?")...)).Body)
+	require.True(t, done)
+	var compaction map[string]any
+	for _, p := range parts {
+		if p.typ() == "data-compaction" {
+			compaction = p["data"].(map[string]any)
+			assert.Equal(t, true, p["transient"])
+		}
+	}
+	require.NotNil(t, compaction, "no data-compaction part in %v", types(parts))
+	assert.Equal(t, "drop", compaction["policy"])
+	assert.Less(t, compaction["tokensAfter"], compaction["tokensBefore"])
 }
