@@ -121,18 +121,7 @@ func (a *Agent) model(rc *runConfig) string {
 // runHeld is run for a caller that holds the conversation already.
 func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emit func(Event) bool) (res *Result, err error) {
 	res = new(Result)
-	var head []byte // the agent's parameters unless the run has its own
-	var params *openai.ChatCompletionNewParams
-	switch {
-	case rc.format != nil:
-		head, params, err = a.core.typedHeads.get(rc.format, &a.core.params, emit != nil)
-	case rc.params != nil:
-		var p openai.ChatCompletionNewParams
-		if p, err = overlayParams(&a.core.params, rc.params); err == nil {
-			head, err = chatwire.EncodeHead(&p, emit != nil)
-		}
-		params = &p
-	}
+	head, params, err := a.runHead(rc, emit != nil)
 	if err != nil {
 		return res, err
 	}
@@ -144,16 +133,8 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		return res, err
 	}
 	defer func() { rc.journal.fail(ctx, err) }()
-	answers, err := rc.answers(a.awaiting(), a.core.tools.policy.maxOutput)
+	pending, err := a.opening(ctx, prompt, rc)
 	if err != nil {
-		return res, err
-	}
-	var pending messages
-	for _, r := range answers {
-		pending.add(toolMessage(r))
-	}
-	pending.addAll(prompt)
-	if err := rc.journal.save(ctx, pending); err != nil {
 		return res, err
 	}
 	commit := func() {
@@ -162,11 +143,8 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		pending = messages{}
 	}
 	for turn := rc.turnsDone() + 1; ; turn++ {
-		if a.core.isClosed() {
-			return res, ErrClosed
-		}
-		if turn > a.core.maxTurns {
-			return res, fmt.Errorf("%w: %d turns", ErrMaxTurns, a.core.maxTurns)
+		if err := a.canTurn(turn); err != nil {
+			return res, err
 		}
 		final := a.core.finalTurn && turn == a.core.maxTurns
 		ts := a.core.tools.get(ctx)
@@ -183,35 +161,10 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			req.tools, req.caller = nil, nil
 		}
 		r, err := a.sendFitting(ctx, req, a.deltaEmitter(turn, emit), turn, emit)
-		if r != nil || !errors.Is(err, ErrBudget) {
-			res.Turns = turn - rc.turnsDone() // a call the budget refused was not made
-		}
-		if r != nil {
-			res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
-		}
-		if err != nil {
-			if errors.Is(err, errStopped) || ctx.Err() != nil {
-				return res, fmt.Errorf("robby: run: %w", context.Cause(ctx))
-			}
+		if err := a.keepReply(ctx, res, rc, turn, r, err); err != nil {
 			return res, err
 		}
-		res.Usage.add(r.usage)
-		if res.Models == nil {
-			res.Models = make([]string, 0, min(a.core.maxTurns, 8))
-		}
-		res.Models = append(res.Models, r.model)
-		calls := r.toolCalls()
-		ext := slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) })
-		if rc.step != nil && len(ext) == 0 {
-			ext = calls // the caller runs the agent's own tools too
-		}
-		paused := len(ext) > 0 && !final
-		if paused {
-			// The caller runs these: the run ends with them unanswered.
-			// Calls of the agent's own tools in the same turn are left
-			// out; the model will ask again once it has the results.
-			calls = ext
-		}
+		calls, ext, paused := rc.splitCalls(r.toolCalls(), final)
 		msg, raw := r.message(calls)
 		pending.add(msg, raw)
 		if err := rc.journal.saveOne(ctx, msg, raw); err != nil {
@@ -243,6 +196,89 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			return res, fmt.Errorf("%w: %d turns, and the model still called tools", ErrMaxTurns, turn)
 		}
 	}
+}
+
+// canTurn reports why the run may not make turn, if it may not.
+func (a *Agent) canTurn(turn int) error {
+	if a.core.isClosed() {
+		return ErrClosed
+	}
+	if turn > a.core.maxTurns {
+		return fmt.Errorf("%w: %d turns", ErrMaxTurns, a.core.maxTurns)
+	}
+	return nil
+}
+
+// runHead returns the head and parameters of a run's requests: nil for the
+// agent's own, else the run's (a typed answer's or WithParams').
+func (a *Agent) runHead(rc *runConfig, stream bool) ([]byte, *openai.ChatCompletionNewParams, error) {
+	switch {
+	case rc.format != nil:
+		return a.core.typedHeads.get(rc.format, &a.core.params, stream)
+	case rc.params != nil:
+		p, err := overlayParams(&a.core.params, rc.params)
+		if err != nil {
+			return nil, &p, err
+		}
+		head, err := chatwire.EncodeHead(&p, stream)
+		return head, &p, err
+	}
+	return nil, nil, nil
+}
+
+// opening returns the messages a run starts with: the answers to the calls
+// the conversation awaits, then the prompt, saved to the run's journal.
+func (a *Agent) opening(ctx context.Context, prompt messages, rc *runConfig) (messages, error) {
+	answers, err := rc.answers(a.awaiting(), a.core.tools.policy.maxOutput)
+	if err != nil {
+		return messages{}, err
+	}
+	var pending messages
+	for _, r := range answers {
+		pending.add(toolMessage(r))
+	}
+	pending.addAll(prompt)
+	return pending, rc.journal.save(ctx, pending)
+}
+
+// keepReply records a turn's reply in res: its turn, text, usage and
+// model. It returns the run's error if the call failed.
+func (a *Agent) keepReply(ctx context.Context, res *Result, rc *runConfig, turn int, r *reply, err error) error {
+	if r != nil || !errors.Is(err, ErrBudget) {
+		res.Turns = turn - rc.turnsDone() // a call the budget refused was not made
+	}
+	if r != nil {
+		res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
+	}
+	if err != nil {
+		if errors.Is(err, errStopped) || ctx.Err() != nil {
+			return fmt.Errorf("robby: run: %w", context.Cause(ctx))
+		}
+		return err
+	}
+	res.Usage.add(r.usage)
+	if res.Models == nil {
+		res.Models = make([]string, 0, min(a.core.maxTurns, 8))
+	}
+	res.Models = append(res.Models, r.model)
+	return nil
+}
+
+// splitCalls returns the calls to answer in this turn, those the caller
+// runs (ext), and whether the run pauses for them.
+func (rc *runConfig) splitCalls(calls []ToolCall, final bool) (run, ext []ToolCall, paused bool) {
+	ext = slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) })
+	if rc.step != nil && len(ext) == 0 {
+		ext = calls // the caller runs the agent's own tools too
+	}
+	paused = len(ext) > 0 && !final
+	if paused {
+		// The caller runs these: the run ends with them unanswered.
+		// Calls of the agent's own tools in the same turn are left
+		// out; the model will ask again once it has the results.
+		return ext, ext, true
+	}
+	return calls, ext, false
 }
 
 // deltaEmitter turns streamed deltas into events, or returns nil for a
