@@ -109,19 +109,20 @@ func (h *harness) report(started time.Time) *Report {
 	r := &Report{Name: h.d.Name, Started: started.UTC(), Seconds: time.Since(started).Seconds(),
 		Repeat: h.cfg.repeat, K: h.cfg.k, Threshold: h.cfg.threshold, OK: true}
 	var all []record
+	for _, recs := range h.records {
+		all = append(all, recs...)
+	}
+	r.Stats = stats(all, h.cfg.k)
+	r.PassHatK = 0 // the cases' mean: pooled runs are not runs of one case
 	for ci, recs := range h.records {
 		cr := h.caseReport(&h.d.Cases[ci], recs)
 		r.Cases = append(r.Cases, cr)
-		all = append(all, recs...)
 		r.PassHatK += cr.PassHatK / float64(len(h.records))
 		if !cr.OK {
 			r.OK = false
 			r.FailedCases++
 		}
 	}
-	hatK := r.PassHatK
-	r.Stats = stats(all, h.cfg.k)
-	r.PassHatK = hatK
 	return r
 }
 
