@@ -44,6 +44,7 @@ type scriptReply struct {
 	Result    string          `json:"result"`
 }
 
+// UnmarshalJSON reads a text, or a tool call with its result.
 func (r *scriptReply) UnmarshalJSON(b []byte) error {
 	if json.Unmarshal(b, &r.Text) == nil {
 		return nil

@@ -133,6 +133,27 @@ func TestEvalUsage(t *testing.T) {
 	}
 	_, _, err := runEval(t, filepath.Join(t.TempDir(), "missing.jsonl"))
 	assert.Equal(t, 1, exitCode(err, &bytes.Buffer{}))
+	stdout, _, err := runEval(t, "-h")
+	require.NoError(t, err)
+	for _, flag := range []string{"-repeat", "-concurrency", "-o file", "-baseline file", "-html file", "-fail-on", "-schema", "-mcp", "-kb", "-otel"} {
+		assert.Contains(t, stdout, "  "+flag)
+	}
+}
+
+// TestProgressBar draws the runs done, and clears its line at the end.
+func TestProgressBar(t *testing.T) {
+	var b bytes.Buffer
+	bar := &progressBar{w: &b}
+	bar.show(3, 10)
+	assert.Equal(t, "\r[=========                     ] 3/10 runs", b.String())
+	b.Reset()
+	bar.show(10, 10)
+	assert.True(t, strings.HasSuffix(b.String(), "\r\033[K"))
+	assert.Nil(t, newProgressBar(&b), "not a terminal")
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Nil(t, newProgressBar(f), "a file is not a terminal")
 }
 
 // TestEvalOTel exports the eval's spans with the agent's and the judge's:
