@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -150,7 +151,8 @@ func (s MCPServer) WithInheritedEnv() MCPServer { s.inherit = true; return s }
 func (s MCPServer) WithDir(dir string) MCPServer { s.dir = dir; return s }
 
 // WithHeader adds a header to the requests to an HTTP, SSE or WebSocket
-// server, such as "Authorization: Bearer …".
+// server, such as "Authorization: Bearer …": to the server's origin (its
+// URL's scheme and host) only, never to a host it redirects to.
 func (s MCPServer) WithHeader(key, value string) MCPServer {
 	s.header = s.header.Clone()
 	if s.header == nil {
@@ -264,7 +266,7 @@ func (s MCPServer) transport(stderr *tailBuffer) (mcp.Transport, error) {
 	case "sse":
 		return &mcp.SSEClientTransport{Endpoint: s.url, HTTPClient: s.httpClient()}, nil
 	case "websocket":
-		return mcpwire.NewWebSocketTransport(s.url, s.header, s.client), nil
+		return mcpwire.NewWebSocketTransport(s.url, s.header, s.wsClient()), nil
 	}
 	t := s.t
 	if t == nil {
@@ -310,22 +312,73 @@ func (s MCPServer) httpClient() *http.Client {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c.Transport = headerTransport{header: s.header, next: rt, traced: s.traced}
+	c.Transport = headerTransport{header: s.header, origin: origin(s.url), next: rt, traced: s.traced}
 	return &c
 }
 
-// headerTransport adds fixed headers to every request, and the W3C trace
-// context of its context if traced.
+// wsClient returns the client that dials a WebSocket server: a redirect
+// to another origin drops the server's headers, which Go's client would
+// pass on (all but Authorization and Cookie, and those to another port).
+func (s MCPServer) wsClient() *http.Client {
+	if len(s.header) == 0 {
+		return s.client
+	}
+	c := http.Client{}
+	if s.client != nil {
+		c = *s.client
+	}
+	check, home := c.CheckRedirect, origin(s.url)
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if origin(req.URL.String()) != home {
+			for k := range s.header {
+				req.Header.Del(k)
+			}
+		}
+		if check != nil {
+			return check(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// origin returns the scheme and host of a URL (ws and wss read as http and
+// https), or "" if it is none.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	scheme := strings.ToLower(u.Scheme)
+	switch scheme {
+	case "ws":
+		scheme = "http"
+	case "wss":
+		scheme = "https"
+	}
+	return scheme + "://" + strings.ToLower(u.Host)
+}
+
+// headerTransport adds fixed headers to every request to the server's
+// origin, and the W3C trace context of its context if traced. A request
+// elsewhere (a redirect to another host) gets none of the headers: they
+// may hold the server's credentials.
 type headerTransport struct {
 	header http.Header
+	origin string
 	next   http.RoundTripper
 	traced bool
 }
 
 func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for k, v := range t.header {
-		req.Header[k] = slices.Clone(v)
+	if origin(req.URL.String()) == t.origin {
+		for k, v := range t.header {
+			req.Header[k] = slices.Clone(v)
+		}
 	}
 	if t.traced {
 		propagation.TraceContext{}.Inject(req.Context(), propagation.HeaderCarrier(req.Header))

@@ -552,3 +552,35 @@ func BenchmarkMCPSameNameTools(b *testing.B) {
 type wsConnTransport struct{ conn mcp.Connection }
 
 func (t wsConnTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
+
+// TestMCPHeadersStayWithTheirServer: an MCP server over streamable HTTP
+// that redirects to another host (port) gets its headers; the other host
+// gets none of them, though the session works through it.
+func TestMCPHeadersStayWithTheirServer(t *testing.T) {
+	var mu sync.Mutex
+	var leaked []string
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newMCPTestServer() }, nil)
+	back := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		for _, k := range []string{"Authorization", "X-Api-Key"} {
+			if v := r.Header.Get(k); v != "" {
+				leaked = append(leaked, k+": "+v)
+			}
+		}
+		mu.Unlock()
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	defer back.Close()
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, back.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+	}))
+	defer front.Close()
+	srv := newServer(t)
+	a := newTestAgent(t, srv, WithMCP(MCPStreamableHTTP("s", front.URL).
+		WithHeader("Authorization", "Bearer mcp-secret-0123456789").WithHeader("X-Api-Key", "mcp-key-0123456789")))
+	assert.Contains(t, toolNames(a), "add", "the session works through the redirect")
+	require.NoError(t, a.Close())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, leaked, "the other host got the server's headers")
+}
