@@ -37,7 +37,7 @@ func TestRunOffline(t *testing.T) {
 			_, rest, _ := strings.Cut(ctx, "\n[")
 			tag, rest, _ := strings.Cut(rest, "]")
 			_, text, _ := strings.Cut(rest, "\n")
-			text, _, _ = strings.Cut(text, "\n\n[") // the first passage only
+			text, _, _ = strings.Cut(text, "\n</passage ") // the first passage only
 			return robbytest.Text(oneLine(text) + " [" + tag + "]")
 		}),
 	)
