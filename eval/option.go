@@ -135,7 +135,7 @@ func Typed[T any]() Option {
 }
 
 // WithTracerProvider traces the eval with OpenTelemetry: a span for the
-// eval ("eval {dataset}"), under it one for each case ("eval_case
+// eval ("eval {dataset}", or "eval" for a dataset without a name), under it one for each case ("eval_case
 // {case}"), one for each of its runs ("eval_run {case}") and under each
 // run one for each evaluator ("evaluate {evaluator}"). An agent traced
 // with the same provider ([robby.WithTracerProvider]) puts its own spans

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -84,7 +85,7 @@ type namedScore struct {
 
 func (h *harness) run(ctx context.Context) (*Report, error) {
 	started := time.Now()
-	ctx, span := h.startSpan(ctx, "eval "+h.d.Name)
+	ctx, span := h.startSpan(ctx, strings.TrimSpace("eval "+h.d.Name))
 	cases := make([]caseSpan, len(h.d.Cases))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(h.cfg.concurrency)
