@@ -40,3 +40,11 @@ func Register(r Registry, agents Agents, opts Options) {
 	r.RegisterActivityWithOptions(a.Model, activity.RegisterOptions{Name: ModelActivityName})
 	r.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: ToolActivityName})
 }
+
+// RegisterWorkflow registers [Workflow] alone, under its name: with a
+// worker.WorkflowReplayer, to replay recorded histories.
+func RegisterWorkflow(r interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}) {
+	r.RegisterWorkflowWithOptions(Workflow, workflow.RegisterOptions{Name: WorkflowName})
+}

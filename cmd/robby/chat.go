@@ -19,11 +19,24 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			"With -schema FILE, prints only the answer: one line of JSON that fits the schema, ready for jq.", agentEnv)
 	var f agentFlags
 	var sf schemaFlags
+	var d durableFlags
 	f.kb.modes = true
 	f.register(cmd.fs)
 	sf.register(cmd.fs, "a JSON Schema file: print only the answer, JSON validated against it, on stdout")
+	d.register(cmd.fs, "HOST:PORT of a Temporal frontend: run durably, on a 'robby worker' (which has the model flags and keys)")
+	id := cmd.fs.String("workflow-id", "", "with -temporal: the durable run's ID, to name it or to re-attach to it")
 	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
+	}
+	if d.addr != "" {
+		if cmd.fs.NArg() == 0 && *id == "" {
+			cmd.usage(stderr)
+			return usageError{errors.New("run needs a prompt")}
+		}
+		if sf.file != "" {
+			return usageError{errors.New("-schema does not work with -temporal yet")}
+		}
+		return durableRun(ctx, &d, *id, strings.Join(cmd.fs.Args(), " "), stdout, stderr)
 	}
 	typed, err := sf.read()
 	if err != nil {

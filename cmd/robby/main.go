@@ -7,6 +7,7 @@
 //	robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
 //	robby index -kb FILE DIR...  index folders of documents into a knowledge base
 //	robby eval [flags] FILE      run a dataset of cases (JSONL or YAML) on the agent and report how it did
+//	robby worker -temporal HOST:PORT [flags]  serve the agent to durable runs on Temporal
 //
 // Every subcommand takes -model, -system, -mcp (an mcpServers JSON file, as
 // Claude Desktop, Cursor and VS Code write them), -base-url and -api-key,
@@ -49,6 +50,11 @@
 // -baseline compares it with an earlier -o. It exits with status 1 when
 // a case failed or regressed (-fail-on), 2 for a bad command line.
 // Without an endpoint, cases with a script play against a scripted model.
+// robby run -temporal HOST:PORT "prompt" runs durably on Temporal: the run is
+// a workflow on the task queue -task-queue (default robby), served by
+// 'robby worker -temporal HOST:PORT', which alone needs the model's flags
+// and keys; it survives the kill of its worker, and -workflow-id ID names
+// it, or re-attaches to it. See docs/DURABLE.md.
 //
 // robby chat -session NAME keeps the conversation NAME in a SQLite file
 // (-store, default $ROBBY_STORE, else ~/.local/share/robby/conversations.db
@@ -76,6 +82,8 @@ const usage = `usage:
   robby mcp [flags]            serve the agent as an MCP server (tool ask), over stdio or -http
   robby index -kb FILE DIR...  index folders of documents into a knowledge base
   robby eval [flags] FILE      run a dataset of cases (JSONL or YAML) on the agent and report how it did
+  robby worker -temporal HOST:PORT [flags]
+                               serve the agent to durable runs on Temporal ('robby run -temporal HOST:PORT' starts one)
 
 Run 'robby <command> -h' for a command's flags and environment variables.
 `
@@ -145,6 +153,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = indexCmd(ctx, args[1:], stdout, stderr)
 	case "eval":
 		err = evalCmd(ctx, args[1:], stdout, stderr)
+	case "worker":
+		err = workerCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

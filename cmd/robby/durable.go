@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/robby-go/robby/temporal"
+)
+
+// durableAgent is the name under which robby worker serves its agent, and
+// robby run -temporal asks for it.
+const durableAgent = "robby"
+
+// durableFlags are the flags of the commands that talk to Temporal.
+type durableFlags struct {
+	addr, queue string
+}
+
+func (d *durableFlags) register(fs *flag.FlagSet, what string) {
+	fs.StringVar(&d.addr, "temporal", "", what)
+	fs.StringVar(&d.queue, "task-queue", temporal.DefaultTaskQueue, "the Temporal task queue of durable runs")
+}
+
+// dial connects to the Temporal frontend, its SDK's logs silenced but
+// for errors, which go to stderr.
+func (d *durableFlags) dial(stderr io.Writer) (client.Client, error) {
+	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	c, err := client.Dial(client.Options{HostPort: d.addr, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Temporal at %s: %w", d.addr, err)
+	}
+	return c, nil
+}
+
+func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := newCommand("worker", "robby worker -temporal HOST:PORT [flags]",
+		"Serves the agent to durable runs on Temporal: runs their model requests and tool calls, as activities,\n"+
+			"until interrupted. The model flags and keys are the worker's alone: runs started with\n"+
+			"'robby run -temporal' carry only the prompt.", agentEnv)
+	var f agentFlags
+	var d durableFlags
+	f.register(cmd.fs)
+	d.register(cmd.fs, "HOST:PORT of the Temporal frontend (required)")
+	if err := cmd.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	if d.addr == "" {
+		cmd.usage(stderr)
+		return usageError{errors.New("worker needs -temporal HOST:PORT")}
+	}
+	agent, err := f.newAgent(stderr)
+	if err != nil {
+		return err
+	}
+	defer f.close()
+	defer agent.Close()
+	c, err := d.dial(stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := worker.New(c, d.queue, worker.Options{})
+	temporal.Register(w, temporal.Agents{durableAgent: agent}, temporal.Options{})
+	stop := make(chan any)
+	go func() { <-ctx.Done(); close(stop) }()
+	fmt.Fprintf(stderr, "robby worker: %s at %s for task queue %q on %s\n", f.model, f.baseURL, d.queue, d.addr)
+	if err := w.Run(stop); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	return nil
+}
+
+// durableRun starts (or, with -workflow-id, attaches to) a durable run of
+// prompt and prints its answer.
+func durableRun(ctx context.Context, d *durableFlags, id, prompt string, stdout, stderr io.Writer) error {
+	c, err := d.dial(stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	run, err := temporal.Start(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: d.queue},
+		temporal.Request{Agent: durableAgent, Prompt: prompt})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "durable run %s (re-attach with -workflow-id %s)\n", run.ID(), run.ID())
+	res, err := run.Result(ctx)
+	if res.Text != "" {
+		fmt.Fprintln(stdout, res.Text)
+	}
+	return err
+}
