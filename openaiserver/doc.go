@@ -58,7 +58,10 @@
 // .done, response.output_item.done, then response.completed, or
 // response.incomplete when the agent ran out of turns or budget, or an
 // error event and response.failed when the run failed, even at once) or
-// not. Built-in tools (web search, files, ...), background, conversation, prompt,
+// not; or in the background ("background": true, for a kept response not
+// streamed): answered at once, "in_progress", the run going on in the
+// handler's process, to be polled with GET and stopped by cancel or by
+// [Handler.Close]. Built-in tools (web search, files, ...), conversation, prompt,
 // reasoning, max_tool_calls, top_logprobs, a tool_choice other than "auto"
 // and a text format other than plain text are refused with 400; other
 // parameters (user, include, ...) are accepted and change nothing.

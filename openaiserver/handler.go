@@ -1,6 +1,7 @@
 package openaiserver
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -113,6 +114,11 @@ type Options struct {
 // model endpoint's own error, the client is told only that id, and the
 // details go to the logger under it.
 //
+// A response asked for with "background": true (and kept) is answered at
+// once, "in_progress", and runs on in the handler's process, detached from
+// its request: the client polls it with GET, and may cancel it (POST
+// /v1/responses/{id}/cancel). [Handler.Close] stops those still running.
+//
 // A Handler is safe for concurrent use. Closing the agents is the caller's
 // job, once the handler is done.
 type Handler struct {
@@ -121,12 +127,14 @@ type Handler struct {
 	mux    *http.ServeMux
 	runs   runs // the stored responses running, for cancel
 	guard  httpapi.Guard
+	bg     background
 }
 
 // New serves agents under their model names. The map and opts are copied:
 // changing them afterwards does not change the handler.
 func New(agents map[string]*robby.Agent, opts Options) *Handler {
 	h := &Handler{agents: maps.Clone(agents), opts: opts, mux: http.NewServeMux()}
+	h.bg.ctx, h.bg.stop = context.WithCancel(context.Background())
 	if h.opts.MaxRequestBytes <= 0 {
 		h.opts.MaxRequestBytes = DefaultMaxRequestBytes
 	}

@@ -68,9 +68,18 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
 	}
+	if req.background && (!req.store || h.opts.Store == nil || req.wire.Stream) {
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request",
+			"'background' needs a response the server keeps (\"store\": true, on a server with a store: robby serve -store), not streamed.")
+		return
+	}
 	run, err := h.prepare(r.Context(), httpapi.User(r), agent, req)
 	if err != nil {
 		h.refuse(w, r, err, "previous_response_id")
+		return
+	}
+	if req.background {
+		h.startBackground(w, r, run)
 		return
 	}
 	ctx := r.Context()

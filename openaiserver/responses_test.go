@@ -292,15 +292,17 @@ func TestResponsesRefusals(t *testing.T) {
 	upstream := newServer(t)
 	url := serveResponses(t, upstream, openaiserver.Options{Store: newStore(t)}, robby.WithTools(addTool))
 	for name, body := range map[string]string{
-		"no input":          `{"model":"robby"}`,
-		"empty input":       `{"model":"robby","input":[]}`,
-		"unknown item":      `{"model":"robby","input":[{"type":"item_reference","id":"x"}]}`,
-		"unknown role":      `{"model":"robby","input":[{"role":"wizard","content":"hi"}]}`,
-		"web search":        `{"model":"robby","input":"hi","tools":[{"type":"web_search"}]}`,
-		"tool name clash":   `{"model":"robby","input":"hi","tools":[{"type":"function","name":"add"}]}`,
-		"background":        `{"model":"robby","input":"hi","background":true}`,
-		"unknown previous":  `{"model":"robby","input":"hi","previous_response_id":"resp_nothing_0"}`,
-		"output for no one": `{"model":"robby","input":[{"type":"function_call_output","call_id":"c9","output":"x"},{"role":"user","content":"hi"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`,
+		"no input":           `{"model":"robby"}`,
+		"empty input":        `{"model":"robby","input":[]}`,
+		"unknown item":       `{"model":"robby","input":[{"type":"item_reference","id":"x"}]}`,
+		"unknown role":       `{"model":"robby","input":[{"role":"wizard","content":"hi"}]}`,
+		"web search":         `{"model":"robby","input":"hi","tools":[{"type":"web_search"}]}`,
+		"tool name clash":    `{"model":"robby","input":"hi","tools":[{"type":"function","name":"add"}]}`,
+		"background, kept":   `{"model":"robby","input":"hi","background":true,"store":false}`,
+		"background, stream": `{"model":"robby","input":"hi","background":true,"stream":true}`,
+		"background, bad":    `{"model":"robby","input":"hi","background":"yes"}`,
+		"unknown previous":   `{"model":"robby","input":"hi","previous_response_id":"resp_nothing_0"}`,
+		"output for no one":  `{"model":"robby","input":[{"type":"function_call_output","call_id":"c9","output":"x"},{"role":"user","content":"hi"},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"}]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			res, err := http.Post(url+"/v1/responses", "application/json", strings.NewReader(body))

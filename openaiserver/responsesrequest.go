@@ -14,11 +14,14 @@ import (
 // input turned into chat messages, the form in which robby keeps a
 // conversation (and a [robby.Store] stores it).
 type responsesRequest struct {
-	wire   wireResponsesRequest
-	store  bool          // the client asks for the response to be kept
-	input  []chatMessage // in order
-	tools  []openai.FunctionDefinitionParam
-	params openai.ChatCompletionNewParams
+	wire  wireResponsesRequest
+	store bool // the client asks for the response to be kept
+	// background: the client asks for the response at once, queued, to
+	// poll it with GET (OpenAI's background mode).
+	background bool
+	input      []chatMessage // in order
+	tools      []openai.FunctionDefinitionParam
+	params     openai.ChatCompletionNewParams
 }
 
 // chatMessage is a chat-completions message as robby stores it, made of
@@ -60,7 +63,7 @@ func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error
 	for _, p := range []struct {
 		name string
 		v    json.RawMessage
-	}{{"background", w.Background}, {"conversation", w.Conversation}, {"prompt", w.Prompt}, {"text", w.Text},
+	}{{"conversation", w.Conversation}, {"prompt", w.Prompt}, {"text", w.Text},
 		{"tool_choice", w.ToolChoice}, {"reasoning", w.Reasoning}, {"max_tool_calls", w.MaxToolCalls},
 		{"top_logprobs", w.TopLogprobs}} {
 		if !isNull(p.v) && !harmless(p.name, p.v) {
@@ -69,6 +72,11 @@ func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error
 	}
 	if req.wire.Store != nil {
 		req.store = *req.wire.Store
+	}
+	if !isNull(w.Background) {
+		if err := json.Unmarshal(w.Background, &req.background); err != nil {
+			return nil, invalid("invalid_request", "'background' must be true or false.")
+		}
 	}
 	var err error
 	if req.input, err = decodeInput(req.wire.Input, maxItems); err != nil {
@@ -100,8 +108,6 @@ func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error
 // endpoint does anyway.
 func harmless(name string, v json.RawMessage) bool {
 	switch name {
-	case "background":
-		return string(v) == "false"
 	case "tool_choice":
 		return string(v) == `"auto"`
 	case "text":

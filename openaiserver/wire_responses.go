@@ -86,6 +86,7 @@ type wireResponse struct {
 	Tools              []wireTool          `json:"tools"`
 	Usage              *wireResponsesUsage `json:"usage"`
 	Metadata           map[string]any      `json:"metadata"`
+	Background         bool                `json:"background,omitempty"`
 }
 
 // wireResponseError is why a response failed.

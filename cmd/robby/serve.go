@@ -87,7 +87,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer store.Close()
 		opts.Store = store
 	}
-	handler := serveMux(agent, f.model, opts)
+	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
+	defer endpoint.Close() // background responses still running end as cancelled
+	handler := serveMux(agent, endpoint, opts)
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -106,7 +108,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // and its chats, AG-UI, and the OpenAI-compatible endpoint, which also
 // answers unknown URLs. All but the page check the same tokens and
 // origins.
-func serveMux(agent *robby.Agent, model string, opts openaiserver.Options) http.Handler {
+func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, opts openaiserver.Options) http.Handler {
 	ui := uistream.New(agent, uistream.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
 		MaxMessages: opts.MaxMessages, Logger: opts.Logger})
 	ag := agui.New(agent, agui.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
@@ -117,6 +119,6 @@ func serveMux(agent *robby.Agent, model string, opts openaiserver.Options) http.
 	mux.Handle("GET /assets/", page)
 	mux.Handle("/api/", ui)
 	mux.Handle("/ag-ui", ag)
-	mux.Handle("/", openaiserver.New(map[string]*robby.Agent{model: agent}, opts))
+	mux.Handle("/", endpoint)
 	return mux
 }
