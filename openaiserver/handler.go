@@ -69,6 +69,12 @@ type Options struct {
 	// apart from the answer. Otherwise, and always in a response, the
 	// client sees only the answer.
 	ShowToolSteps bool
+	// Background, if set, runs the background responses ("background":
+	// true) instead of the handler's process, such as in durable workflows
+	// that outlive it (github.com/robby-go/robby/temporal's
+	// ResponsesRunner). The handler waits for each run's result, saves its
+	// messages and records how it ended, as for a run of its own.
+	Background BackgroundRunner
 	// Logger receives one line per failed request, with the request id
 	// its client was given. The default discards.
 	Logger *slog.Logger

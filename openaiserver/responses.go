@@ -144,6 +144,8 @@ type responseRun struct {
 	// user and conversation name the stored conversation; conversation is
 	// empty for a response not kept.
 	user, conversation string
+	job                BackgroundJob // the run, for a BackgroundRunner
+	stored             int64         // the messages of the conversation before the run's
 }
 
 // prepare makes the run of a response: loads the previous response's
@@ -170,9 +172,11 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	if err := callsAnswered(agent, all); err != nil {
 		return nil, err
 	}
+	run.job = BackgroundJob{Agent: req.wire.Model, Messages: all, CallerTools: req.tools, Params: req.params}
 	run.opts = []robby.RunOption{robby.WithRunParams(req.params), robby.WithCallerTools(req.tools...)}
 	if in := req.wire.Instructions; in != nil && *in != "" {
 		run.opts = append(run.opts, robby.WithRunSystem(*in))
+		run.job.Instructions = *in
 	}
 	run.conv = agent.Clone()
 	if !req.store || h.opts.Store == nil {
@@ -193,7 +197,9 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	if err := h.opts.Store.Append(ctx, user, c.ID, c.Messages, msgs...); err != nil {
 		return nil, err
 	}
-	run.conversation, run.resp.ID = c.ID, responseID(c.ID, c.Messages+int64(len(msgs)))
+	run.stored = c.Messages + int64(len(msgs))
+	run.conversation, run.resp.ID = c.ID, responseID(c.ID, run.stored)
+	run.job.ID = run.resp.ID
 	run.opts = append(run.opts, robby.WithConversation(h.opts.Store, user, c.ID))
 	return run, nil
 }

@@ -1,7 +1,9 @@
 package openaiserver_test
 
 import (
+	"context"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,4 +105,60 @@ func TestBackgroundResponseClose(t *testing.T) {
 	require.NoError(t, h.Close())
 	assert.True(t, cancelled.Load())
 	assert.Equal(t, responses.ResponseStatusCancelled, poll(t, client, resp.ID).Status)
+}
+
+// fakeRunner runs background responses on its own agent, as a durable
+// runner's workers would: from the job alone.
+type fakeRunner struct {
+	agent *robby.Agent
+	mu    sync.Mutex
+	jobs  map[string]openaiserver.BackgroundJob
+}
+
+func (f *fakeRunner) Start(_ context.Context, job openaiserver.BackgroundJob) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.jobs[job.ID] = job
+	return nil
+}
+
+func (f *fakeRunner) Wait(ctx context.Context, id string) (*robby.Result, error) {
+	f.mu.Lock()
+	job := f.jobs[id]
+	f.mu.Unlock()
+	a := f.agent.Clone()
+	a.Reset()
+	a.AddMessages(job.Messages...)
+	return a.Resume(ctx, robby.WithCallerTools(job.CallerTools...), robby.WithRunSystem(job.Instructions))
+}
+
+func (f *fakeRunner) Cancel(context.Context, string) error { return nil }
+
+// TestBackgroundResponseRunner: with a BackgroundRunner, the handler
+// hands it the job, then saves what the run added and records it: GET
+// reads the answer, and the response can be continued.
+func TestBackgroundResponseRunner(t *testing.T) {
+	upstream := newServer(t)
+	upstream.Reply(robbytest.Text("Hi Ann."), robbytest.Text("You are Ann."))
+	runner := &fakeRunner{agent: newTestAgent(t, upstream), jobs: map[string]openaiserver.BackgroundJob{}}
+	h := openaiserver.New(map[string]*robby.Agent{"robby": newTestAgent(t, upstream)},
+		openaiserver.Options{Store: newStore(t), Background: runner})
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	client := clientFor(hs.URL, "")
+	params := ask("I am Ann", "")
+	params.Background = openai.Bool(true)
+	params.Instructions = openai.String("Be brief.")
+	resp, err := client.Responses.New(t.Context(), params)
+	require.NoError(t, err)
+	got := poll(t, client, resp.ID)
+	assert.Equal(t, responses.ResponseStatusCompleted, got.Status)
+	assert.Equal(t, "Hi Ann.", got.OutputText())
+	job := runner.jobs[resp.ID]
+	assert.Equal(t, "robby", job.Agent)
+	assert.Equal(t, "Be brief.", job.Instructions)
+
+	next, err := client.Responses.New(t.Context(), ask("Who am I?", resp.ID))
+	require.NoError(t, err)
+	assert.Equal(t, "You are Ann.", next.OutputText(), "the background run's messages were saved")
 }

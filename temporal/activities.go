@@ -82,16 +82,24 @@ func (in *turnInput) options() ([]robby.RunOption, error) {
 	for _, s := range in.System {
 		opts = append(opts, robby.WithRunSystem(s))
 	}
-	if in.Model != "" || len(in.ResponseFormat) > 0 {
-		var p openai.ChatCompletionNewParams
-		p.Model = in.Model
-		if len(in.ResponseFormat) > 0 {
-			if err := p.ResponseFormat.UnmarshalJSON(in.ResponseFormat); err != nil {
-				return nil, fmt.Errorf("robby: response_format: %w", err)
-			}
-		}
-		opts = append(opts, robby.WithRunParams(p))
+	if len(in.Params) == 0 && in.Model == "" && len(in.ResponseFormat) == 0 {
+		return opts, nil
 	}
+	var p openai.ChatCompletionNewParams
+	if len(in.Params) > 0 {
+		if err := p.UnmarshalJSON(in.Params); err != nil {
+			return nil, fmt.Errorf("robby: params: %w", err)
+		}
+	}
+	if in.Model != "" {
+		p.Model = in.Model
+	}
+	if len(in.ResponseFormat) > 0 {
+		if err := p.ResponseFormat.UnmarshalJSON(in.ResponseFormat); err != nil {
+			return nil, fmt.Errorf("robby: response_format: %w", err)
+		}
+	}
+	opts = append(opts, robby.WithRunParams(p))
 	return opts, nil
 }
 

@@ -50,11 +50,21 @@ type Request struct {
 	Approve []string `json:"approve,omitempty"`
 	// System are system messages for this run only ([robby.WithRunSystem]).
 	System []string `json:"system,omitempty"`
+	// Params, if set, are request parameters laid over the agent's for
+	// this run ([robby.WithRunParams]): openai.ChatCompletionNewParams as
+	// JSON, without messages or tools.
+	Params json.RawMessage `json:"params,omitempty"`
 	// Model, if set, replaces the agent's model for this run.
 	Model string `json:"model,omitempty"`
 	// ResponseFormat, if set, is the request's response_format, as JSON
 	// ([RunTyped] sets it).
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	// EndOnCallerTools ends the run, without error, when the model calls
+	// caller-run tools, their calls in [robby.Result.Pending], as
+	// [robby.Agent.Run] does, instead of waiting for their results: for a
+	// caller that answers them in a run of its own, as an endpoint's
+	// client does.
+	EndOnCallerTools bool `json:"end_on_caller_tools,omitempty"`
 	// TurnsPerRun bounds the turns of one workflow run: the run then
 	// continues as new, carrying the conversation, which keeps each
 	// history short. 0 means [DefaultTurnsPerRun].
@@ -111,6 +121,7 @@ type turnInput struct {
 	Results        []robby.ToolResult                       `json:"results,omitempty"`
 	CallerTools    []openai.FunctionDefinitionParam         `json:"caller_tools,omitempty"`
 	System         []string                                 `json:"system,omitempty"`
+	Params         json.RawMessage                          `json:"params,omitempty"`
 	Model          string                                   `json:"model,omitempty"`
 	ResponseFormat json.RawMessage                          `json:"response_format,omitempty"`
 	Done           int                                      `json:"done"`

@@ -43,6 +43,10 @@ func Workflow(ctx workflow.Context, req Request) (*robby.Result, error) {
 		case len(out.Result.Pending) == 0:
 			r.endTurn(out)
 			return &r.res, nil
+		case r.req.EndOnCallerTools && r.isCaller(out.Result.Pending[0]):
+			r.res.Pending = out.Result.Pending // the agent pauses on caller-run calls alone
+			r.endTurn(out)
+			return &r.res, nil
 		}
 		if err := r.answer(ctx, out); err != nil {
 			return &r.res, err
@@ -106,7 +110,7 @@ func (r *loop) turn(ctx workflow.Context) (*turnOutput, error) {
 	})
 	in := turnInput{Agent: r.req.Agent, Messages: slices.Concat(r.req.Messages, r.res.Messages),
 		Results: r.results, CallerTools: r.req.CallerTools, System: r.req.System, Model: r.req.Model,
-		ResponseFormat: r.req.ResponseFormat, Done: r.res.Turns, Spent: r.spent}
+		Params: r.req.Params, ResponseFormat: r.req.ResponseFormat, Done: r.res.Turns, Spent: r.spent}
 	if len(r.res.Messages) == 0 {
 		in.Prompt = r.req.Prompt // the first turn adds it
 	}
@@ -142,8 +146,7 @@ func (r *loop) endTurn(out *turnOutput) {
 // tools, from tool activities for the agent's.
 func (r *loop) answer(ctx workflow.Context, out *turnOutput) error {
 	calls := out.Result.Pending
-	if slices.ContainsFunc(r.req.CallerTools, func(t openai.FunctionDefinitionParam) bool { return t.Name == calls[0].Name }) {
-		// The agent pauses on caller-run calls alone.
+	if r.isCaller(calls[0]) { // the agent pauses on caller-run calls alone
 		results, err := r.awaitResults(ctx, calls)
 		r.results = results
 		return err
@@ -152,6 +155,11 @@ func (r *loop) answer(ctx workflow.Context, out *turnOutput) error {
 	r.res.ToolCalls = append(r.res.ToolCalls, results...)
 	r.results = results
 	return err
+}
+
+// isCaller reports whether c calls a caller-run tool.
+func (r *loop) isCaller(c robby.ToolCall) bool {
+	return slices.ContainsFunc(r.req.CallerTools, func(t openai.FunctionDefinitionParam) bool { return t.Name == c.Name })
 }
 
 // awaitResults waits until the caller sent a result for each call.

@@ -54,7 +54,9 @@
 // a workflow on the task queue -task-queue (default robby), served by
 // 'robby worker -temporal HOST:PORT', which alone needs the model's flags
 // and keys; it survives the kill of its worker, and -workflow-id ID names
-// it, or re-attaches to it. See docs/DURABLE.md.
+// it, or re-attaches to it. robby serve -temporal HOST:PORT runs the
+// endpoint's background responses ("background": true) as such runs, on
+// the same workers. See docs/DURABLE.md.
 //
 // robby chat -session NAME keeps the conversation NAME in a SQLite file
 // (-store, default $ROBBY_STORE, else ~/.local/share/robby/conversations.db

@@ -13,6 +13,7 @@ import (
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/agui"
 	"github.com/robby-go/robby/openaiserver"
+	"github.com/robby-go/robby/temporal"
 	"github.com/robby-go/robby/uistream"
 )
 
@@ -52,6 +53,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	maxMessages := fs.Int("max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	steps := fs.Bool("show-tools", false, "stream tool steps to clients as reasoning")
+	var d durableFlags
+	d.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
 	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
@@ -86,6 +89,14 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer store.Close()
 		opts.Store = store
+	}
+	if d.addr != "" {
+		c, err := d.dial(stderr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		opts.Background = &temporal.ResponsesRunner{Client: c, TaskQueue: d.queue, Agent: durableAgent}
 	}
 	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
 	defer endpoint.Close() // background responses still running end as cancelled

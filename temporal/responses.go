@@ -1,0 +1,57 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/openaiserver"
+)
+
+// ResponsesRunner runs an endpoint's background responses as durable
+// runs ([openaiserver.Options.Background]): each response a workflow whose
+// ID is the response's, on workers that serve the endpoint's agents. It
+// is safe for concurrent use.
+type ResponsesRunner struct {
+	Client    client.Client
+	TaskQueue string // DefaultTaskQueue if empty
+	// Agent, if set, names the agent every response runs on, whatever
+	// model its request names: the name the workers serve it under.
+	Agent string
+}
+
+var _ openaiserver.BackgroundRunner = (*ResponsesRunner)(nil)
+
+// Start starts the response's run, or attaches to it if it runs already.
+func (rr *ResponsesRunner) Start(ctx context.Context, job openaiserver.BackgroundJob) error {
+	if rr.Client == nil {
+		return errors.New("robby/temporal: ResponsesRunner without a client")
+	}
+	params, err := json.Marshal(job.Params)
+	if err != nil {
+		return err
+	}
+	req := Request{Agent: job.Agent, Messages: job.Messages, CallerTools: job.CallerTools, Params: params,
+		EndOnCallerTools: true}
+	if rr.Agent != "" {
+		req.Agent = rr.Agent
+	}
+	if job.Instructions != "" {
+		req.System = []string{job.Instructions}
+	}
+	_, err = Start(ctx, rr.Client, client.StartWorkflowOptions{ID: job.ID, TaskQueue: rr.TaskQueue}, req)
+	return err
+}
+
+// Wait waits for the response's run to end.
+func (rr *ResponsesRunner) Wait(ctx context.Context, id string) (*robby.Result, error) {
+	return Attach(rr.Client, id).Result(ctx)
+}
+
+// Cancel cancels the response's run.
+func (rr *ResponsesRunner) Cancel(ctx context.Context, id string) error {
+	return Attach(rr.Client, id).Cancel(ctx)
+}
