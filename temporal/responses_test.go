@@ -1,0 +1,80 @@
+package temporal_test
+
+import (
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/openaiserver"
+	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/sqlitestore"
+	"github.com/robby-go/robby/temporal"
+	"github.com/robby-go/robby/temporal/temporaltest"
+)
+
+// A background response run as a workflow, with the official SDK:
+// responses.create with background: true returns at once, in progress;
+// responses.retrieve reads the answer once the workflow's worker gave it.
+func TestBackgroundResponseOnTemporal(t *testing.T) {
+	c := dial(t, temporaltest.StartServer(t))
+	model := robbytest.NewServer()
+	defer model.Close()
+	model.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":2,"b":3}`)), robbytest.Text("2 + 3 = 5"))
+	add, calls := newAdd()
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(add))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	w := worker.New(c, "responses", worker.Options{})
+	temporal.Register(w, temporal.Agents{"calc": agent}, temporal.Options{})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	store, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "responses.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	endpointAgent, err := robby.New(robby.WithBaseURL("http://127.0.0.1:1"), robby.WithModel("unused")) // runs nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer endpointAgent.Close()
+	h := openaiserver.New(map[string]*robby.Agent{"calc": endpointAgent},
+		openaiserver.Options{Store: store, Background: &temporal.ResponsesRunner{Client: c, TaskQueue: "responses"}})
+	hs := httptest.NewServer(h)
+	defer func() { hs.Close(); h.Close() }()
+
+	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	resp, err := client.Responses.New(t.Context(), responses.ResponseNewParams{Model: "calc", Background: openai.Bool(true),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is 2 + 3?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != responses.ResponseStatusInProgress || !resp.Background {
+		t.Errorf("created %s, background %v; want in_progress, true", resp.Status, resp.Background)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for resp.Status == responses.ResponseStatusInProgress && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if resp, err = client.Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if resp.Status != responses.ResponseStatusCompleted || resp.OutputText() != "2 + 3 = 5" || calls.Load() != 1 {
+		t.Errorf("retrieved %s %q after %d tool calls; want completed, the answer, 1", resp.Status, resp.OutputText(), calls.Load())
+	}
+	if _, err := temporal.Attach(c, resp.ID).Result(t.Context()); err != nil {
+		t.Errorf("the response's workflow: %v", err)
+	}
+}
