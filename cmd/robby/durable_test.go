@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,19 +32,24 @@ import (
 func TestRunTemporalSurvivesWorkerKill(t *testing.T) {
 	addr := temporaltest.StartServer(t)
 	started := make(chan struct{}, 1)
+	release := make(chan struct{}) // the hung call's session outlives its worker
 	var calls atomic.Int32
 	s := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "v1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "deploy", Description: "Deploy the service"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			if calls.Add(1) == 1 {
 				started <- struct{}{}
-				<-ctx.Done() // the worker dies meanwhile
-				return nil, nil, ctx.Err()
+				select { // the worker dies meanwhile
+				case <-ctx.Done():
+				case <-release:
+				}
+				return nil, nil, errors.New("gone")
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deployed"}}}, nil, nil
 		})
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	defer hs.Close()
+	defer close(release)
 	config := filepath.Join(t.TempDir(), "mcp.json")
 	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ops": map[string]any{"url": hs.URL}}})
 	require.NoError(t, err)
