@@ -14,10 +14,10 @@ import (
 // case follow its scripts in turn, the scripted tools give their results,
 // and the scripted judge passes the answers holding the expected one.
 func TestScripted(t *testing.T) {
-	d, err := eval.Load("../examples/eval/cases.jsonl", nil)
+	_, err := eval.Load("../examples/eval/cases.jsonl", nil)
 	require.Error(t, err, "the dataset has judge checks")
 	placeholder := newAgentURL(t, "http://127.0.0.1:1")
-	d, err = eval.Load("../examples/eval/cases.jsonl", placeholder)
+	d, err := eval.Load("../examples/eval/cases.jsonl", placeholder)
 	require.NoError(t, err)
 	s, err := eval.NewScripted(d)
 	require.NoError(t, err)
