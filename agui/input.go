@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -146,6 +147,9 @@ func (h *Handler) start(r *http.Request, in *input) (iter.Seq2[robby.Event, erro
 		switch {
 		case in.prompt != "":
 		case len(in.results) > 0:
+			if err := h.onlyClientResults(r.Context(), httpapi.User(r), in); err != nil {
+				return nil, err
+			}
 			opts = append(opts, robby.WithToolResults(in.results...))
 		default:
 			return nil, errNoInput
@@ -155,6 +159,44 @@ func (h *Handler) start(r *http.Request, in *input) (iter.Seq2[robby.Event, erro
 		return conv.Stream(r.Context(), in.prompt, opts...), nil
 	}
 	return conv.ResumeStream(r.Context(), opts...), nil
+}
+
+// onlyClientResults refuses results that answer calls of the agent's own
+// tools in the stored thread: the agent runs those (a call a crash left
+// unanswered is run again), never the client.
+func (h *Handler) onlyClientResults(ctx context.Context, user string, in *input) error {
+	own := map[string]bool{}
+	for _, t := range h.agent.Tools() {
+		own[t.Name()] = true
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	_, msgs, err := h.opts.Store.Load(ctx, user, in.ThreadID)
+	if err != nil {
+		return nil // no thread to answer: the run says so
+	}
+	ownIDs := map[string]bool{}
+	for _, m := range msgs {
+		var a struct {
+			ToolCalls []wireToolCall `json:"tool_calls"`
+		}
+		if json.Unmarshal(m.Chat, &a) != nil {
+			continue
+		}
+		for _, c := range a.ToolCalls {
+			if own[c.Function.Name] {
+				ownIDs[c.ID] = true
+			}
+		}
+	}
+	for _, r := range in.results {
+		if ownIDs[r.Call.ID] {
+			return fmt.Errorf("tool message for call %q answers a call of one of the agent's own tools: "+
+				"the agent runs them, a client answers only its own tools' calls", r.Call.ID)
+		}
+	}
+	return nil
 }
 
 var errBadThreadID = errors.New("with a store, the threadId names a stored thread: 1 to 128 letters, digits, '-' or '_'")
