@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.opentelemetry.io/otel/propagation"
 )
 
 // An MCPServer describes an MCP server whose tools the agent offers the
@@ -312,7 +310,7 @@ func (s MCPServer) httpClient() *http.Client {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	c.Transport = headerTransport{header: s.header, origin: origin(s.url), next: rt, traced: s.traced}
+	c.Transport = mcpwire.HeaderTransport{Header: s.header, Origin: mcpwire.Origin(s.url), Next: rt, Traced: s.traced}
 	return &c
 }
 
@@ -327,9 +325,9 @@ func (s MCPServer) wsClient() *http.Client {
 	if s.client != nil {
 		c = *s.client
 	}
-	check, home := c.CheckRedirect, origin(s.url)
+	check, home := c.CheckRedirect, mcpwire.Origin(s.url)
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if origin(req.URL.String()) != home {
+		if mcpwire.Origin(req.URL.String()) != home {
 			for k := range s.header {
 				req.Header.Del(k)
 			}
@@ -343,47 +341,6 @@ func (s MCPServer) wsClient() *http.Client {
 		return nil
 	}
 	return &c
-}
-
-// origin returns the scheme and host of a URL (ws and wss read as http and
-// https), or "" if it is none.
-func origin(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	scheme := strings.ToLower(u.Scheme)
-	switch scheme {
-	case "ws":
-		scheme = "http"
-	case "wss":
-		scheme = "https"
-	}
-	return scheme + "://" + strings.ToLower(u.Host)
-}
-
-// headerTransport adds fixed headers to every request to the server's
-// origin, and the W3C trace context of its context if traced. A request
-// elsewhere (a redirect to another host) gets none of the headers: they
-// may hold the server's credentials.
-type headerTransport struct {
-	header http.Header
-	origin string
-	next   http.RoundTripper
-	traced bool
-}
-
-func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	if origin(req.URL.String()) == t.origin {
-		for k, v := range t.header {
-			req.Header[k] = slices.Clone(v)
-		}
-	}
-	if t.traced {
-		propagation.TraceContext{}.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
-	}
-	return t.next.RoundTrip(req)
 }
 
 // WithMCP connects the agent to MCP servers and offers their tools to the
@@ -416,22 +373,6 @@ func WithMCP(servers ...MCPServer) Option {
 func WithMCPTools(names ...string) Option {
 	return func(c *config) error {
 		c.mcpTools = append(c.mcpTools, names...)
-		return nil
-	}
-}
-
-// WithPortableSchemas rewrites the tools' input schemas, local and MCP,
-// into the subset of JSON Schema every provider accepts: $refs inlined,
-// keywords such as $schema, additionalProperties or patternProperties
-// dropped, a type list with "null" (a [NewTool] pointer field) made
-// nullable. Gemini's OpenAI-compatible endpoint rejects requests whose
-// schemas use them. Only what the model is sent changes: arguments are
-// still checked against the tool's own schema. An MCP tool whose schema
-// cannot be rewritten (a recursive one) is left out, with a warning; a
-// local one is an error from [New].
-func WithPortableSchemas() Option {
-	return func(c *config) error {
-		c.portable = true
 		return nil
 	}
 }

@@ -263,3 +263,19 @@ func WithFinalAnswer() Option {
 		return nil
 	}
 }
+
+// WithPortableSchemas rewrites the tools' input schemas, local and MCP,
+// into the subset of JSON Schema every provider accepts: $refs inlined,
+// keywords such as $schema, additionalProperties or patternProperties
+// dropped, a type list with "null" (a [NewTool] pointer field) made
+// nullable. Gemini's OpenAI-compatible endpoint rejects requests whose
+// schemas use them. Only what the model is sent changes: arguments are
+// still checked against the tool's own schema. An MCP tool whose schema
+// cannot be rewritten (a recursive one) is left out, with a warning; a
+// local one is an error from [New].
+func WithPortableSchemas() Option {
+	return func(c *config) error {
+		c.portable = true
+		return nil
+	}
+}
