@@ -58,17 +58,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cmd.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	if *tokenFile != "" {
-		if err := tokens.readFile(*tokenFile); err != nil {
-			return err
-		}
-	}
-	if env := os.Getenv("ROBBY_TOKEN"); len(tokens) == 0 && env != "" {
-		if err := tokens.add(env, "ROBBY_TOKEN"); err != nil {
-			return err
-		}
-	}
-	if err := needToken(*addr, len(tokens) > 0, *insecure); err != nil {
+	if err := tokens.complete(*tokenFile, *addr, *insecure); err != nil {
 		return err
 	}
 	if *maxMessages < 1 {
@@ -113,6 +103,23 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	warnOpen(stderr, *addr, len(tokens) > 0)
 	return serveHTTP(ctx, ln, handler, stderr)
+}
+
+// complete adds the tokens of file and, when none is given, of
+// ROBBY_TOKEN, and refuses an address off loopback without one unless
+// insecure.
+func (tokens serveTokens) complete(file, addr string, insecure bool) error {
+	if file != "" {
+		if err := tokens.readFile(file); err != nil {
+			return err
+		}
+	}
+	if env := os.Getenv("ROBBY_TOKEN"); len(tokens) == 0 && env != "" {
+		if err := tokens.add(env, "ROBBY_TOKEN"); err != nil {
+			return err
+		}
+	}
+	return needToken(addr, len(tokens) > 0, insecure)
 }
 
 // serveMux routes robby serve's requests: the page, the UI message stream
