@@ -62,9 +62,10 @@ func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// conversation makes the fresh agent and run options of one request: the
-// agent's system prompt, then the client's messages; the client's
-// parameters laid over the agent's; the client's tools, run by the client.
+// conversation makes the fresh agent and run options of one request. The
+// agent's system prompt comes first, then the client's messages. The client's
+// parameters are laid over the agent's. The client's tools are run by the
+// client.
 func conversation(agent *robby.Agent, req *chatRequest) (*robby.Agent, []robby.RunOption, error) {
 	if err := answered(req.messages); err != nil {
 		return nil, nil, err
@@ -85,9 +86,9 @@ func conversation(agent *robby.Agent, req *chatRequest) (*robby.Agent, []robby.R
 	return conv, []robby.RunOption{robby.WithRunParams(params), robby.WithCallerTools(req.tools...)}, nil
 }
 
-// answered checks that the tool calls of the last assistant message all
-// have their results, as OpenAI requires, rather than have the agent give
-// the model "no result" for them.
+// answered checks that the last assistant message's tool calls all have their
+// results. OpenAI requires it; otherwise the agent would give the model "no
+// result" for them.
 func answered(msgs []openai.ChatCompletionMessageParamUnion) error {
 	results := map[string]bool{}
 	for i := len(msgs) - 1; i >= 0; i-- {
@@ -129,10 +130,10 @@ func clientTools(agent *robby.Agent, defs []openai.FunctionDefinitionParam) erro
 // serverOwned are the request fields the server sets itself.
 var serverOwned = []string{"model", "messages", "tools", "stream", "stream_options", "n"}
 
-// requestParams returns the client's request parameters, the members of
-// the request but those the server sets itself. Parameters openai-go has
-// no field for (a provider's own, such as top_k) are kept; one of a known
-// name that does not fit its field is refused.
+// requestParams returns the client's request parameters: the request's members
+// but those the server sets. Parameters openai-go has no field for (a
+// provider's own, such as top_k) are kept. One of a known name that does not
+// fit its field is refused.
 func requestParams(fields map[string]json.RawMessage) (openai.ChatCompletionNewParams, error) {
 	client := maps.Clone(fields)
 	for k := range client {
@@ -152,9 +153,9 @@ func requestParams(fields map[string]json.RawMessage) (openai.ChatCompletionNewP
 	return p, keepUnread(&p, client)
 }
 
-// keepUnread checks that every parameter survived decoding into p, which
-// drops both unknown names and values of the wrong type: the first are
-// kept as extra fields, the second refused.
+// keepUnread checks that every parameter survived decoding into p. Decoding
+// drops unknown names and values of the wrong type. The first are kept as extra
+// fields; the second are refused.
 func keepUnread(p *openai.ChatCompletionNewParams, params map[string]json.RawMessage) error {
 	b, err := p.MarshalJSON()
 	if err != nil {

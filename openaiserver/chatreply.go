@@ -32,8 +32,8 @@ func usageWire(u robby.Usage) *wireUsage {
 	return w
 }
 
-// finishReason tells why the run ended, as OpenAI would: the client's tools
-// to call, the turn limit or the budget reached ("length"), or the answer.
+// finishReason tells why the run ended, as OpenAI would. It is the client's
+// tools to call, the turn limit or budget reached ("length"), or the answer.
 func finishReason(res *robby.Result, err error) string {
 	switch {
 	case len(res.Pending) > 0:
@@ -70,9 +70,8 @@ func (cr *chatReply) complete(res *robby.Result, err error) {
 	})
 }
 
-// stream writes the events of a run as chunks. The headers are held back
-// until the first event, so that a run failing at once still gets an HTTP
-// error status.
+// stream writes the events of a run as chunks. The headers wait for the first
+// event, so a run failing at once still gets an HTTP error status.
 func (cr *chatReply) stream(events iter.Seq2[robby.Event, error]) error {
 	for ev, err := range events {
 		switch ev.Kind {

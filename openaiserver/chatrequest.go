@@ -11,14 +11,13 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 )
 
-// The endpoint reads a request's messages and tools itself, checking their
-// shape and keeping each one's JSON as the client sent it: openai-go's
-// decoder costs hundreds of bytes of memory for every byte of a body made
-// of many small values (a million one-letter messages, content parts or
-// tool calls), and its encoder would then make the same JSON again. Here a
-// message costs a few allocations and its bytes are sent on as they came
-// (see param.Override), so memory grows with the body's size, not with
-// how finely it is split.
+// The endpoint reads a request's messages and tools itself. It checks their
+// shape and keeps each one's JSON as the client sent it. openai-go's decoder
+// costs hundreds of bytes of memory per byte of a body made of many small
+// values (a million one-letter messages, content parts or tool calls). Its
+// encoder would then make the same JSON again. Here a message costs a few
+// allocations, and its bytes are sent on as they came (see param.Override).
+// Memory so grows with the body's size, not with how finely it is split.
 
 // chatRequest is a chat-completions request as the server reads it.
 type chatRequest struct {
@@ -50,8 +49,8 @@ func decodeChatRequest(body []byte, maxMessages int) (*chatRequest, error) {
 	if req.fields == nil {
 		return nil, invalid("invalid_json", "The request body must be a JSON object.")
 	}
-	// The members the server reads itself, as encoding/json matches them
-	// (in any case): it skips the others without allocating.
+	// The members the server reads itself, matched in any case, as
+	// encoding/json does. It skips the others without allocating.
 	var head struct {
 		Model         string `json:"model"`
 		Stream        bool   `json:"stream"`
@@ -91,9 +90,9 @@ func decodeChatRequest(body []byte, maxMessages int) (*chatRequest, error) {
 	return &req, nil
 }
 
-// decodeMessage checks that raw is a message of a known role and shape
-// and returns it, to be sent on as raw. Its fields are left unset but for
-// those the agent reads to know which tool calls await results.
+// decodeMessage checks that raw is a message of a known role and shape, and
+// returns it to be sent on as raw. Its fields are unset but those the agent
+// reads to know which tool calls await results.
 func decodeMessage(raw json.RawMessage) (openai.ChatCompletionMessageParamUnion, error) {
 	var m wireRequestMessage
 	var u openai.ChatCompletionMessageParamUnion
@@ -152,8 +151,8 @@ func override[T param.ParamStruct, PT param.InferPtr[T]](raw json.RawMessage) PT
 }
 
 // parse decodes one value of a request, which outlives v, with
-// segmentio/encoding: v's strings share raw's memory, so that checking a
-// value allocates next to nothing.
+// segmentio/encoding. v's strings share raw's memory, so checking a value
+// allocates next to nothing.
 func parse(raw []byte, v any) error {
 	_, err := sjson.Parse(raw, v, sjson.ZeroCopy)
 	return err
@@ -161,8 +160,8 @@ func parse(raw []byte, v any) error {
 
 func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
 
-// checkContent checks a message's content: a string or an array of parts,
-// each an object with a type.
+// checkContent checks a message's content: a string, or an array of parts, each
+// an object with a type.
 func checkContent(raw json.RawMessage, required bool) error {
 	switch {
 	case isNull(raw):
@@ -189,8 +188,8 @@ func checkContent(raw json.RawMessage, required bool) error {
 	return nil
 }
 
-// checkToolCalls checks an assistant message's tool calls and returns
-// them, for the agent to know which calls await results.
+// checkToolCalls checks an assistant message's tool calls. It returns them, so
+// the agent knows which calls await results.
 func checkToolCalls(raw json.RawMessage) ([]openai.ChatCompletionMessageToolCallUnionParam, error) {
 	if isNull(raw) {
 		return nil, nil
@@ -210,9 +209,8 @@ func checkToolCalls(raw json.RawMessage) ([]openai.ChatCompletionMessageToolCall
 	return out, nil
 }
 
-// decodeTool checks that raw is a function tool and returns its
-// definition, to be sent on as raw, with the name by which the run knows
-// its calls.
+// decodeTool checks that raw is a function tool. It returns its definition, to
+// be sent on as raw, with the name the run knows its calls by.
 func decodeTool(raw json.RawMessage) (openai.FunctionDefinitionParam, error) {
 	var t struct {
 		Type     string          `json:"type"`
@@ -238,9 +236,9 @@ func decodeTool(raw json.RawMessage) (openai.FunctionDefinitionParam, error) {
 	return *def, nil
 }
 
-// splitArray returns the elements of raw, a JSON array (absent or null:
-// none), as slices of it, refusing more than limit (< 0: no limit) before
-// it allocates anything. raw is valid JSON: it comes from a decoded body.
+// splitArray returns the elements of raw, a JSON array, as slices of it. Absent
+// or null means none. It refuses more than limit (< 0: no limit) before it
+// allocates anything. raw is valid JSON: it comes from a decoded body.
 func splitArray(raw json.RawMessage, name string, limit int) ([]json.RawMessage, error) {
 	if isNull(raw) {
 		return nil, nil

@@ -1,8 +1,8 @@
 package openaiserver
 
-// What a client's messages may hold of tool calls: only the model calls
-// the agent's tools, so a client's input carries only calls of its own
-// tools (those of the request) and their outputs.
+// What a client's messages may hold of tool calls. Only the model calls the
+// agent's tools. A client's input so carries only calls of its own tools (those
+// of the request) and their outputs.
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 	"github.com/robby-go/robby"
 )
 
-// onlyClientCalls checks that input, which a client sent after history
-// (the stored conversation it continues, if any), holds no call of one of
-// the agent's own tools and no output for one: a call there would be run
-// by the agent (as one a crash left unanswered) or read by the model as
-// its own, with arguments or a result of the client's choosing.
+// onlyClientCalls checks that input holds no call of one of the agent's own
+// tools, and no output for one. The client sent input after history, the stored
+// conversation it continues, if any. A call there would be run by the agent, as
+// one a crash left unanswered. Or the model would read it as its own, with
+// arguments or a result of the client's choosing.
 func onlyClientCalls(agent *robby.Agent, history, input []openai.ChatCompletionMessageParamUnion) error {
 	own := map[string]bool{}
 	for _, t := range agent.Tools() {

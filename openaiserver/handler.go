@@ -21,69 +21,67 @@ const DefaultMaxRequestBytes = 8 << 20
 // DefaultMaxMessages bounds the messages of a request to a [Handler].
 const DefaultMaxMessages = 10_000
 
-// DefaultHeartbeat is how often a [Handler] notes in its store that the
-// run of a stored response goes on, by default.
+// DefaultHeartbeat is how often, by default, a [Handler] notes in its store that
+// a stored response's run goes on.
 const DefaultHeartbeat = 10 * time.Second
 
 // Options configures a [Handler]. The zero value is an endpoint with no
-// authentication and no store, that shows no tool steps and answers no
-// browser of another origin.
+// authentication and no store. It shows no tool steps and answers no browser of
+// another origin.
 type Options struct {
-	// Tokens are the bearer tokens a request may carry ("Authorization:
-	// Bearer <token>", the scheme in any case), each mapped to the user it
-	// authenticates: the one whose stored responses it may read and
-	// continue (several tokens may map to one user). With none, no token
-	// is asked for and every request is of the user "". A request without
-	// a listed token is answered 401.
+	// Tokens are the bearer tokens a request may carry ("Authorization: Bearer
+	// <token>", the scheme in any case). Each maps to the user it authenticates:
+	// the one whose stored responses it may read and continue. Several tokens
+	// may map to one user. With none, no token is asked for and every request is
+	// of the user "". A request without a listed token is answered 401.
 	Tokens map[string]string
-	// Store keeps the responses of POST /v1/responses, each a
-	// conversation of the user who made it, so that a client can continue
-	// one (previous_response_id), read it or delete it. Without a store,
-	// responses are not kept: previous_response_id is refused, and GET
-	// and DELETE find nothing. Closing the store is the caller's job.
+	// Store keeps the responses of POST /v1/responses, each a conversation of
+	// the user who made it. A client can then continue one
+	// (previous_response_id), read it or delete it. Without a store, responses
+	// are not kept: previous_response_id is refused, and GET and DELETE find
+	// nothing. Closing the store is the caller's job.
 	Store robby.Store
-	// Heartbeat is how often the run of a stored response notes in the
-	// store that it goes on (default [DefaultHeartbeat]). A response that
-	// still reads "in_progress" after three heartbeats with no write to
-	// its conversation is one whose server stopped during its run (it
-	// crashed, or lost its store): GET reads it "failed". Replicas sharing
-	// a store should share the setting.
+	// Heartbeat is how often a stored response's run notes in the store that it
+	// goes on (default [DefaultHeartbeat]). A response may still read
+	// "in_progress" after three heartbeats with no write to its conversation.
+	// Its server then stopped during its run (it crashed, or lost its store),
+	// and GET reads it "failed". Replicas sharing a store should share the
+	// setting.
 	Heartbeat time.Duration
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.
 	MaxRequestBytes int64
-	// MaxMessages bounds the messages of a chat completion and the input
-	// items of a response (default [DefaultMaxMessages]); a request with
-	// more is answered 400.
+	// MaxMessages bounds the messages of a chat completion and the input items
+	// of a response (default [DefaultMaxMessages]). A request with more is
+	// answered 400.
 	MaxMessages int
-	// CORSOrigins are the web origins (such as "https://chat.example.com",
-	// or "*" for any) whose pages may call the endpoint from a browser. A
-	// request that carries an Origin header not listed is answered 403:
-	// without it, any web page its user visits could drive the agent. A
-	// page of the server's own origin needs no listing (with no Tokens,
-	// only when the server is addressed by IP or as localhost, so that a
-	// DNS name pointed at it cannot pass for it).
+	// CORSOrigins are the web origins whose pages may call the endpoint from a
+	// browser, such as "https://chat.example.com", or "*" for any. A request
+	// with an Origin header not listed is answered 403. Without this check, any
+	// web page its user visits could drive the agent. A page of the server's own
+	// origin needs no listing. With no Tokens, that holds only when the server
+	// is addressed by IP or as localhost. A DNS name pointed at it must not pass
+	// for it.
 	CORSOrigins []string
-	// ShowToolSteps streams the agent's tool calls and results to the
-	// client of a chat completion as reasoning, which chat front ends show
-	// apart from the answer. Otherwise, and always in a response, the
-	// client sees only the answer.
+	// ShowToolSteps streams the agent's tool calls and results to a chat
+	// completion's client as reasoning. Chat front ends show reasoning apart
+	// from the answer. Otherwise, and always in a response, the client sees only
+	// the answer.
 	ShowToolSteps bool
-	// Background, if set, runs the background responses ("background":
-	// true) instead of the handler's process, such as in durable workflows
-	// that outlive it (github.com/robby-go/robby/temporal's
-	// ResponsesRunner). The handler waits for each run's result, saves its
-	// messages and records how it ended, as for a run of its own.
+	// Background, if set, runs the background responses ("background": true)
+	// outside the handler's process. Durable workflows can so outlive it (see
+	// ResponsesRunner in github.com/robby-go/robby/temporal). The handler waits
+	// for each run's result and saves its messages. It records how the run
+	// ended, as for a run of its own.
 	Background BackgroundRunner
 	// Logger receives one line per failed request, with the request id
 	// its client was given. The default discards.
 	Logger *slog.Logger
 }
 
-// A Handler is an OpenAI-compatible endpoint whose models are agents: any
-// chat front end or OpenAI SDK can talk to them, while their tools run on
-// the server. Build one with [New] and mount it on an [http.Server] or a
-// mux; it serves
+// A Handler is an OpenAI-compatible endpoint whose models are agents. Any chat
+// front end or OpenAI SDK can talk to them, while their tools run on the server.
+// Build one with [New] and mount it on an [http.Server] or a mux. It serves
 //
 //	POST   /v1/chat/completions
 //	GET    /v1/models
@@ -91,42 +89,40 @@ type Options struct {
 //	GET    /v1/responses/{id}
 //	DELETE /v1/responses/{id}
 //
-// A chat completion is a conversation of its own: the client sends the messages,
-// and the agent named by the request's model runs its whole loop over them
-// with its tools, in a fresh [robby.Agent.Clone] that shares nothing else
-// with other requests. The request's parameters (temperature, max_tokens,
-// stop, seed, ...) override the agent's ([robby.WithRunParams]). Function
-// tools the client sends are offered to the model next to the agent's
-// ([robby.WithCallerTools]); when the model calls one of them, the call is
-// handed back to the client (finish_reason "tool_calls"), as OpenAI would.
+// A chat completion is a conversation of its own: the client sends the messages.
+// The agent the request's model names runs its whole loop over them, with its
+// tools. It runs in a fresh [robby.Agent.Clone] that shares nothing else with
+// other requests. The request's parameters (temperature, max_tokens, stop, seed,
+// ...) override the agent's ([robby.WithRunParams]). Function tools the client
+// sends are offered to the model next to the agent's ([robby.WithCallerTools]).
+// When the model calls one of them, the call goes back to the client
+// (finish_reason "tool_calls"), as OpenAI would.
 //
-// A response (the Responses API) is the same run, its input given as
-// items; with a [robby.Store] in [Options.Store], the endpoint keeps it
-// (unless the client says "store": false), as a conversation of the user
-// the request's token authenticates, so that the next request sends only
-// its new input and names the response it continues
-// (previous_response_id). A user never reads, continues or deletes
-// another's responses: they are answered 404, as responses that do not
-// exist. Each stored response holds its whole conversation: continuing
-// one copies it (in the store, [robby.Store.Fork]), so that responses stay
-// apart, as OpenAI's do: each can be continued again, or deleted alone.
+// A response (the Responses API) is the same run, its input given as items. With
+// a [robby.Store] in [Options.Store], the endpoint keeps it, unless the client
+// says "store": false. It is kept as a conversation of the user the request's
+// token authenticates. The next request then sends only its new input and names
+// the response it continues (previous_response_id). A user never reads,
+// continues or deletes another's responses: they are answered 404, as responses
+// that do not exist. Each stored response holds its whole conversation.
+// Continuing one copies it (in the store, [robby.Store.Fork]), so responses stay
+// apart, as OpenAI's do. Each can be continued again, or deleted alone.
 //
 // A client that goes away cancels its run and its tools.
 //
-// A request must say that its body is JSON (Content-Type:
-// application/json), or it is answered 415 and nothing runs: a web page
-// can post a form to any address, but not JSON. Every answer carries an
-// X-Request-Id header; when the run fails for a reason other than the
-// model endpoint's own error, the client is told only that id, and the
-// details go to the logger under it.
+// A request must say that its body is JSON (Content-Type: application/json), or
+// it is answered 415 and nothing runs. A web page can post a form to any
+// address, but not JSON. Every answer carries an X-Request-Id header. When the
+// run fails for a reason other than the model endpoint's own error, the client
+// gets only that id. The details go to the logger under it.
 //
-// A response asked for with "background": true (and kept) is answered at
-// once, "in_progress", and runs on in the handler's process, detached from
-// its request: the client polls it with GET, and may cancel it (POST
+// A response asked for with "background": true (and kept) is answered at once,
+// "in_progress". It runs on in the handler's process, detached from its request.
+// The client polls it with GET, and may cancel it (POST
 // /v1/responses/{id}/cancel). [Handler.Close] stops those still running.
 //
-// A Handler is safe for concurrent use. Closing the agents is the caller's
-// job, once the handler is done.
+// A Handler is safe for concurrent use. Closing the agents is the caller's job,
+// once the handler is done.
 type Handler struct {
 	agents map[string]*robby.Agent
 	opts   Options
@@ -188,10 +184,10 @@ func (h *Handler) models(w http.ResponseWriter, _ *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, list)
 }
 
-// agent returns the agent that model names, and r with the trace context
-// its headers carry if that agent is traced, so that the run joins the
-// client's trace (see [robby.Agent.TraceContext]). It answers 404 and
-// returns nil when no agent has that name.
+// agent returns the agent that model names. If that agent is traced, r gets the
+// trace context its headers carry, so the run joins the client's trace (see
+// [robby.Agent.TraceContext]). It answers 404 and returns nil when no agent has
+// that name.
 func (h *Handler) agent(w http.ResponseWriter, r *http.Request, model string) (*robby.Agent, *http.Request) {
 	agent, ok := h.agents[model]
 	if !ok {
@@ -205,8 +201,8 @@ func (h *Handler) agent(w http.ResponseWriter, r *http.Request, model string) (*
 	return agent, r
 }
 
-// readJSON reads the body of a request that says it is JSON, within the
-// size limit, or answers the error (415, 413, 400) and returns false.
+// readJSON reads the body of a request that says it is JSON, within the size
+// limit. Otherwise it answers the error (415, 413, 400) and returns false.
 func (h *Handler) readJSON(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return httpapi.ReadJSON(w, r, h.opts.MaxRequestBytes)
 }

@@ -17,10 +17,10 @@ import (
 	"github.com/robby-go/robby/internal/randid"
 )
 
-// A response's ID names the stored conversation that holds it and where
-// its output starts there: "resp_" + conversation ID + "_" + the count of
-// messages before its output (the history and its input). A response not
-// stored has an ID of the same shape that names nothing.
+// A response's ID names the stored conversation that holds it, and where its
+// output starts there. It is "resp_" + conversation ID + "_" + the count of
+// messages before its output (the history and its input). A response not stored
+// has an ID of the same shape that names nothing.
 const responsePrefix = "resp_"
 
 func responseID(conversation string, start int64) string {
@@ -38,17 +38,17 @@ func parseResponseID(id string) (conversation string, start int64, ok bool) {
 	return rest[:i], start, err == nil && start >= 0
 }
 
-// noResponse reports a response that does not exist, was deleted, or
-// belongs to another user, in the words the client reads.
+// noResponse reports a response that does not exist, was deleted, or is another
+// user's. Its message is what the client reads.
 type noResponse struct{ msg string }
 
 func (e *noResponse) Error() string { return e.msg }
 
 func notFound(format, id string) error { return &noResponse{fmt.Sprintf(format, id)} }
 
-// createResponse answers POST /v1/responses: the input run by the agent
-// the model names, after the conversation of the previous response if one
-// is named, kept in the store unless the client says not to.
+// createResponse answers POST /v1/responses. The agent the model names runs the
+// input, after the previous response's conversation if one is named. The
+// response is kept in the store unless the client says not to.
 func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	body, ok := h.readJSON(w, r)
 	if !ok {
@@ -116,9 +116,9 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// refuse answers a request that failed before its run: 400 for a bad
-// request, 404 for a response that is not the user's, 500 (logged) for a
-// store that failed.
+// refuse answers a request that failed before its run. A bad request gets 400,
+// a response that is not the user's 404. A store that failed gets 500, and is
+// logged.
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error, param string) {
 	var bad *badRequest
 	var none *noResponse
@@ -135,8 +135,8 @@ func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error, para
 	}
 }
 
-// A responseRun is a response ready to run: the agent's clone, bound to
-// the stored conversation or holding the history, and the run's options.
+// A responseRun is a response ready to run: the agent's clone and the run's
+// options. The clone is bound to the stored conversation, or holds the history.
 type responseRun struct {
 	conv *robby.Agent
 	opts []robby.RunOption
@@ -148,10 +148,10 @@ type responseRun struct {
 	stored             int64         // the messages of the conversation before the run's
 }
 
-// prepare makes the run of a response: loads the previous response's
-// conversation, checks that the input answers its calls, and stores the
-// input in a conversation of the response's own (the previous one's
-// forked) unless the response is not to be kept.
+// prepare makes the run of a response. It loads the previous response's
+// conversation and checks that the input answers its calls. Unless the response
+// is not to be kept, it stores the input in a conversation of its own (a fork
+// of the previous one).
 func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, req *responsesRequest) (*responseRun, error) {
 	raws, input, err := encode(req.input)
 	if err != nil {
@@ -204,11 +204,11 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	return run, nil
 }
 
-// callsAnswered checks that each call of the client's functions has its
-// output, and only it, before anything else is said, as OpenAI requires,
-// rather than have the agent give the model "no result" for them. Calls
-// of the agent's own tools that a crash left without a result are the
-// agent's to finish ([robby.WithConversation]).
+// callsAnswered checks that each call of the client's functions has its output,
+// and only it, before anything else is said. OpenAI requires it; otherwise the
+// agent would give the model "no result" for them. Calls of the agent's own
+// tools left without a result by a crash are the agent's to finish
+// ([robby.WithConversation]).
 func callsAnswered(agent *robby.Agent, msgs []openai.ChatCompletionMessageParamUnion) error {
 	own := map[string]bool{}
 	for _, t := range agent.Tools() {
@@ -280,8 +280,8 @@ func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversa
 }
 
 // conversation stores the conversation of a new response: a fork of the
-// previous response's, or a new one, titled with the model that answers,
-// with the response as it starts in its metadata.
+// previous response's, or a new one. It is titled with the model that answers.
+// Its metadata holds the response as it starts.
 func (h *Handler) conversation(ctx context.Context, user string, prev robby.Conversation, resp wireResponse) (robby.Conversation, error) {
 	md, err := responseMetadata(resp)
 	if err != nil {
@@ -328,9 +328,9 @@ func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
-// deleteResponse answers DELETE /v1/responses/{id}: the user's response
-// and its conversation are deleted; the responses it continued, or that
-// continued it, are not.
+// deleteResponse answers DELETE /v1/responses/{id}. It deletes the user's
+// response and its conversation. The responses it continued, or that continued
+// it, stay.
 func (h *Handler) deleteResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	conv, _, ok := parseResponseID(id)

@@ -52,10 +52,10 @@ func (rs *runs) get(id string) *liveRun {
 	return rs.m[id]
 }
 
-// cancelResponse answers POST /v1/responses/{id}/cancel: the user's
-// response, if its run goes on in this process, is stopped (what it saved
-// stays), and read back as "cancelled". A response that has ended, or
-// whose run is another replica's, cannot be cancelled here.
+// cancelResponse answers POST /v1/responses/{id}/cancel. If the user's response
+// runs in this process, its run stops, and what it saved stays. It then reads
+// back as "cancelled". A response that has ended, or that another replica runs,
+// cannot be cancelled here.
 func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	user := httpapi.User(r)

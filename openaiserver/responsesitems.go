@@ -12,10 +12,10 @@ import (
 	"github.com/robby-go/robby/internal/httpapi"
 )
 
-// Input items are the messages of a stored response's conversation
-// before its output (what earlier responses said and the response's own
-// input), as OpenAI lists them: newest first unless asked otherwise, 20 a
-// page (at most 100), after an item's ID.
+// Input items are the messages of a stored response's conversation before its
+// output. They are what earlier responses said and the response's own input.
+// OpenAI lists them newest first unless asked otherwise, 20 a page (at most
+// 100), after an item's ID.
 const (
 	defaultItemsLimit = 20
 	maxItemsLimit     = 100
@@ -77,9 +77,9 @@ func indexOf(items []wireItem, id string) int {
 	return -1
 }
 
-// historyItems turns stored messages into input items, oldest first,
-// leaving out what a response's output leaves out too: the calls of the
-// agent's own tools and their results, and the errors kept for people.
+// historyItems turns stored messages into input items, oldest first. It leaves
+// out what a response's output leaves out too. That is the calls of the agent's
+// own tools, their results, and the errors kept for people.
 func (h *Handler) historyItems(c robby.Conversation, msgs []robby.Message) []wireItem {
 	own := map[string]bool{}
 	if a, ok := h.agents[c.Title]; ok {

@@ -14,12 +14,12 @@ import (
 )
 
 // responsesReply writes the answer to one Responses request, as a response
-// object or as the events of a streamed response: response.created, then
-// for each message output_item.added, content_part.added,
-// output_text.delta..., output_text.done, content_part.done,
-// output_item.done; for each call of the client's functions
-// output_item.added, function_call_arguments.delta and .done,
-// output_item.done; last response.completed (or response.incomplete).
+// object or as a stream of events. The stream starts with response.created.
+// Each message then sends output_item.added, content_part.added,
+// output_text.delta..., output_text.done, content_part.done and
+// output_item.done. Each call of the client's functions sends
+// output_item.added, function_call_arguments.delta and .done, and
+// output_item.done. Last comes response.completed (or response.incomplete).
 type responsesReply struct {
 	w       http.ResponseWriter
 	resp    wireResponse
@@ -66,10 +66,10 @@ type storedMessage struct {
 	ToolCallID string          `json:"tool_call_id"`
 }
 
-// outputItems returns the output of a response whose run made msgs: the
-// text of each assistant message, then the calls of the last one that have
-// no result, the calls of the client's functions. The agent's own tool
-// calls and results stay out, as they do of a chat completion.
+// outputItems returns the output of a response whose run made msgs. It holds
+// the text of each assistant message, then the last one's calls that have no
+// result: the calls of the client's functions. The agent's own tool calls and
+// results stay out, as in a chat completion.
 func outputItems(id string, msgs []json.RawMessage) []wireOutputItem {
 	items := []wireOutputItem{}
 	var last []wireToolCall
@@ -124,8 +124,8 @@ func callItem(id string, i int, c wireToolCall, status string) wireOutputItem {
 		Name: c.Function.Name, Arguments: &args}
 }
 
-// stream writes the events of a run, after start. A run that fails is
-// reported by fail in the stream, as OpenAI does, whenever it fails.
+// stream writes the events of a run, after start. A run that fails is reported
+// by fail in the stream, whenever it fails, as OpenAI does.
 func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 	for ev, err := range events {
 		switch ev.Kind {
@@ -225,9 +225,9 @@ func (rr *responsesReply) event(e wireEvent) {
 	}
 }
 
-// cancelled ends a response that POST /v1/responses/{id}/cancel stopped:
-// a plain reply is the response, "cancelled"; a stream closes its open
-// message and ends, as OpenAI has no event for it.
+// cancelled ends a response that POST /v1/responses/{id}/cancel stopped. A
+// plain reply is the response, "cancelled". A stream closes its open message
+// and ends, as OpenAI has no event for it.
 func (rr *responsesReply) cancelled() {
 	rr.resp.Status = "cancelled"
 	if rr.started {
@@ -237,8 +237,8 @@ func (rr *responsesReply) cancelled() {
 	httpapi.WriteJSON(rr.w, http.StatusOK, rr.resp)
 }
 
-// fail reports err: with its status while nothing was written, or as an
-// error event and response.failed, as OpenAI does.
+// fail reports err: with its status while nothing was written, else as an error
+// event and response.failed, as OpenAI does.
 func (rr *responsesReply) fail(err error, requestID string) {
 	status, msg := httpapi.UpstreamError(err, requestID)
 	rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}

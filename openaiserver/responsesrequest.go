@@ -10,9 +10,9 @@ import (
 	"github.com/openai/openai-go/v3"
 )
 
-// responsesRequest is a Responses request as the endpoint runs it: its
-// input turned into chat messages, the form in which robby keeps a
-// conversation (and a [robby.Store] stores it).
+// responsesRequest is a Responses request as the endpoint runs it. Its input is
+// turned into chat messages, the form in which robby keeps a conversation (and
+// a [robby.Store] stores it).
 type responsesRequest struct {
 	wire  wireResponsesRequest
 	store bool // the client asks for the response to be kept
@@ -178,7 +178,7 @@ func decodeInput(raw json.RawMessage, maxItems int) ([]chatMessage, error) {
 	return msgs, nil
 }
 
-// addItem adds an input item to msgs: a function call joins the assistant
+// addItem adds an input item to msgs. A function call joins the assistant
 // message just before it, as the calls of one turn do.
 func addItem(msgs []chatMessage, it wireInputItem) ([]chatMessage, error) {
 	switch it.Type {
@@ -278,9 +278,9 @@ func text(raw json.RawMessage) (string, error) {
 	return b.String(), nil
 }
 
-// encode returns the messages as robby keeps them: each one's JSON, and
-// the message that sends it as it is (see override), with the fields the
-// agent reads to know which calls await results.
+// encode returns the messages as robby keeps them, each one's JSON. It also
+// returns the messages that send that JSON as it is (see override). They carry
+// the fields the agent reads to know which calls await results.
 func encode(msgs []chatMessage) ([]json.RawMessage, []openai.ChatCompletionMessageParamUnion, error) {
 	raws := make([]json.RawMessage, len(msgs))
 	unions := make([]openai.ChatCompletionMessageParamUnion, len(msgs))

@@ -10,9 +10,9 @@ import (
 	"github.com/robby-go/robby"
 )
 
-// metadataKey holds, in a stored response's conversation metadata, the
-// response object without its output (which its messages hold): its
-// status, parameters and usage, as JSON.
+// metadataKey holds a stored response in its conversation's metadata, as JSON.
+// It is the response object without its output, which the messages hold: its
+// status, parameters and usage.
 const metadataKey = "openaiserver.response"
 
 // responseMetadata returns the conversation metadata recording resp.
@@ -25,9 +25,9 @@ func responseMetadata(resp wireResponse) (map[string]string, error) {
 	return map[string]string{metadataKey: string(b)}, nil
 }
 
-// record keeps a stored response as its run ended: its status, usage and
-// error. It runs even when the client went away; a failure is logged, as
-// the client has its answer already.
+// record keeps a stored response as its run ended: its status, usage and error.
+// It runs even when the client went away. A failure is logged, as the client
+// has its answer already.
 func (h *Handler) record(ctx context.Context, run *responseRun, resp wireResponse) {
 	if run.conversation == "" {
 		return
@@ -42,10 +42,10 @@ func (h *Handler) record(ctx context.Context, run *responseRun, resp wireRespons
 	}
 }
 
-// heartbeat writes the record of a stored response as it started again
-// every Options.Heartbeat, marking its conversation updated, until stop,
-// which returns once no write of it is under way (so that none lands after
-// the record of the run's end).
+// heartbeat writes the record of a stored response as it started, every
+// Options.Heartbeat, marking its conversation updated. It goes on until stop.
+// stop returns once no write is under way, so none lands after the record of
+// the run's end.
 func (h *Handler) heartbeat(ctx context.Context, run *responseRun) (stop func()) {
 	md, err := responseMetadata(run.resp)
 	if err != nil {
@@ -77,17 +77,17 @@ func (h *Handler) heartbeat(ctx context.Context, run *responseRun) (stop func())
 	}
 }
 
-// stale reports whether a response recorded "in_progress" in conversation
-// c has stopped: no run of it here, and no write to c for three
+// stale reports whether a response recorded "in_progress" in conversation c has
+// stopped. It has, when it does not run here and c had no write for three
 // heartbeats.
 func (h *Handler) stale(c robby.Conversation, id string) bool {
 	return h.runs.get(id) == nil && time.Since(c.Updated) > 3*h.opts.Heartbeat
 }
 
-// stored reads a stored response back: the response object its
-// conversation's metadata records, and its output, the messages of its
-// conversation after its input. A response is "in_progress" until its run
-// ends, or "failed" once its heartbeats stopped without an end recorded.
+// stored reads a stored response back. Its conversation's metadata records the
+// response object. Its output is the conversation's messages after its input. A
+// response is "in_progress" until its run ends. It is "failed" once its
+// heartbeats stopped without an end recorded.
 func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, error) {
 	c, msgs, start, err := h.load(ctx, user, id)
 	if err != nil {
@@ -121,8 +121,8 @@ func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, er
 	return resp, nil
 }
 
-// load returns the conversation of the user's stored response id, its
-// messages and where the response's output starts among them.
+// load returns the conversation of the user's stored response id, and its
+// messages. It also returns where the response's output starts among them.
 func (h *Handler) load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, int64, error) {
 	conv, start, ok := parseResponseID(id)
 	if !ok || h.opts.Store == nil {

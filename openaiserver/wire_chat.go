@@ -2,8 +2,8 @@ package openaiserver
 
 import "encoding/json"
 
-// The wire types of POST /v1/chat/completions: what the endpoint checks of
-// a request, and what it writes back, a chat.completion or its
+// The wire types of POST /v1/chat/completions. They are what the endpoint
+// checks of a request, and what it writes back: a chat.completion or its
 // chat.completion.chunk events.
 
 // wireRequestMessage is what the server checks of a message.

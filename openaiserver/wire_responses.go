@@ -2,10 +2,10 @@ package openaiserver
 
 import "encoding/json"
 
-// The wire types of POST /v1/responses, GET and DELETE
-// /v1/responses/{id} and GET /v1/responses/{id}/input_items: the request
-// as the endpoint reads it, the response object, its output items, the
-// events of a streamed response and the list of input items.
+// The wire types of POST /v1/responses, GET and DELETE /v1/responses/{id} and
+// GET /v1/responses/{id}/input_items. They are the request as the endpoint
+// reads it, the response object and its output items. Then the events of a
+// streamed response, and the list of input items.
 
 // wireResponsesRequest is what the endpoint reads of a request.
 type wireResponsesRequest struct {
@@ -43,9 +43,9 @@ type wireTool struct {
 	Strict      *bool           `json:"strict"`
 }
 
-// wireInputItem is an item of a request's input: a message (its type
-// "message" or left out), a function call of an earlier response, or the
-// output the client's function gave.
+// wireInputItem is an item of a request's input. It is a message (its type
+// "message" or left out), or a function call of an earlier response. Or it is
+// the output the client's function gave.
 type wireInputItem struct {
 	Type    string          `json:"type"`
 	Role    string          `json:"role"`
