@@ -56,8 +56,8 @@ func (e *entry) expandMap(m map[string]string, name string) error {
 	return nil
 }
 
-// checkHeaderValues rejects values that would split a header, which the
-// HTTP client would refuse only when connecting.
+// checkHeaderValues rejects values that would split a header. The HTTP client
+// would refuse them only when connecting.
 func checkHeaderValues(h map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(h)) {
 		if strings.ContainsAny(h[k], "\r\n\x00") {
@@ -68,10 +68,9 @@ func checkHeaderValues(h map[string]string) error {
 }
 
 // expandVars replaces ${VAR}, ${env:VAR} and ${VAR:-default} with the
-// environment's values, appending to values each one the environment
-// gave (a default written in the file is no secret). Unlike
-// [os.ExpandEnv], it leaves $VAR and a lone $ alone, and fails on a
-// variable that is not set.
+// environment's values. It appends to values each one the environment gave: a
+// default written in the file is no secret. Unlike [os.ExpandEnv], it leaves
+// $VAR and a lone $ alone. It fails on a variable that is not set.
 func expandVars(s string, values *[]string) (string, error) {
 	var b strings.Builder
 	for {
@@ -97,8 +96,8 @@ func expandVars(s string, values *[]string) (string, error) {
 	}
 }
 
-// lookupVar returns the value of a variable reference, the text between
-// ${ and }, and whether the environment gave it.
+// lookupVar returns the value of a variable reference (the text between ${ and
+// }). It also tells whether the environment gave it.
 func lookupVar(ref string) (v string, fromEnv bool, err error) {
 	if strings.HasPrefix(ref, "input:") {
 		return "", false, fmt.Errorf("${%s}: VS Code inputs are not supported: use ${env:NAME}", ref)

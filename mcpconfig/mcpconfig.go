@@ -1,6 +1,6 @@
-// Package mcpconfig reads the mcpServers files of Claude Desktop, Claude
-// Code, Cursor and VS Code into [robby.MCPServer]s, so that an agent uses
-// the MCP servers already set up for those tools:
+// Package mcpconfig reads the mcpServers files of Claude Desktop, Claude Code, Cursor and VS
+// Code into [robby.MCPServer]s. An agent so uses the MCP servers already set up for those
+// tools:
 //
 //	servers, err := mcpconfig.Load(".vscode/mcp.json")
 //	if err != nil {
@@ -12,9 +12,9 @@
 //
 // # Format
 //
-// The servers are under the top-level key "mcpServers" (Claude Desktop,
-// Claude Code, Cursor) or "servers" (VS Code, whose "inputs" are ignored).
-// Each maps a server's name to either a command run as a subprocess:
+// The servers are under the top-level key "mcpServers" (Claude Desktop, Claude Code, Cursor) or
+// "servers" (VS Code, whose "inputs" are ignored). Each maps a server's name to either a
+// command run as a subprocess:
 //
 //	"fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."],
 //		"env": {"DEBUG": "1"}, "cwd": "/srv"}
@@ -23,21 +23,19 @@
 //
 //	"remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 //
-// A remote server's "type" is "http" (or "streamable-http",
-// "streamableHttp"), "sse", or "ws" (or "websocket"); without a type, a URL
-// whose path ends in /sse is an SSE server, a ws:// or wss:// URL a
-// WebSocket one, and any other a streamable HTTP one. A command's type, if
-// given, is "stdio". An entry with "disabled": true is skipped; robby also
-// reads "optional": true, "allow" and "deny" (lists of tool names), as
-// [robby.MCPServer.WithOptional], [robby.MCPServer.WithAllow] and
-// [robby.MCPServer.WithDeny]. Other fields are ignored, as tools add their
-// own.
+// A remote server's "type" is "http" (or "streamable-http", "streamableHttp"), "sse", or "ws"
+// (or "websocket"). Without a type, the URL tells. A URL whose path ends in /sse is an SSE
+// server, and a ws:// or wss:// URL a WebSocket one. Any other is a streamable HTTP one. A
+// command's type, if given, is "stdio". An entry with "disabled": true is skipped. Robby also
+// reads "optional": true, "allow" and "deny" (lists of tool names). They act as
+// [robby.MCPServer.WithOptional], [robby.MCPServer.WithAllow] and [robby.MCPServer.WithDeny].
+// Other fields are ignored, as tools add their own.
 //
 // # OAuth
 //
-// A streamable HTTP server's "oauth" object (Claude Code's, with robby's
-// additions) or "auth" object (Cursor's) gives it an OAuth handler of
-// package mcpoauth (see [WithOAuth] for all servers):
+// A streamable HTTP server's "oauth" object (Claude Code's, with robby's additions) or "auth"
+// object (Cursor's) gives it an OAuth handler. The handler is of package mcpoauth (see
+// [WithOAuth] for all servers):
 //
 //	"linear": {"url": "https://mcp.linear.app/mcp", "oauth": {"clientId": "${LINEAR_CLIENT_ID}",
 //		"clientSecret": "${LINEAR_CLIENT_SECRET}", "scopes": ["read"], "callbackPort": 8976}}
@@ -45,22 +43,19 @@
 //		"clientId": "ci-bot", "clientSecret": "${CI_SECRET}"}}
 //	"docs": {"url": "https://mcp.example.com/mcp", "auth": {"CLIENT_ID": "app", "CLIENT_SECRET": "${SECRET}", "scopes": ["read"]}}
 //
-// "clientId"/"CLIENT_ID" and "clientSecret"/"CLIENT_SECRET" name a
-// pre-registered client (none: dynamic registration), "scopes" pins the
-// scopes asked for, "callbackPort" fixes the port of the loopback redirect
-// http://127.0.0.1:PORT/callback (the redirect URI registered for the
-// client), and "grantType" "client_credentials" authorizes a machine, with
-// no browser. Other fields in these objects are errors, so that a setting
-// robby does not apply is not silently dropped.
+// "clientId"/"CLIENT_ID" and "clientSecret"/"CLIENT_SECRET" name a pre-registered client.
+// Without them, the client registers itself. "scopes" pins the scopes asked for. "callbackPort"
+// fixes the port of the loopback redirect http://127.0.0.1:PORT/callback, the redirect URI
+// registered for the client. "grantType" "client_credentials" authorizes a machine, with no
+// browser. Other fields in these objects are errors, so a setting robby does not apply is not
+// silently dropped.
 //
-// ${VAR}, ${env:VAR} and ${VAR:-default} in the command, args, cwd, env
-// values, url, header values and the OAuth client ID and secret are replaced with the program's
-// environment variable, so that secrets stay out of the file; a variable
-// that is not set, and has no default, is an error. Every value put in so
-// is a secret ([robby.MCPServer.WithSecrets]): the agent keeps it out of
-// its errors and logs. A $ not followed by {
-// is kept as is. Comments and trailing commas, which VS Code allows, are
-// accepted.
+// ${VAR}, ${env:VAR} and ${VAR:-default} are replaced with the program's environment variable,
+// so secrets stay out of the file. They are read in the command, args, cwd, env values, url,
+// header values and the OAuth client ID and secret. A variable that is not set, and has no
+// default, is an error. Every value put in so is a secret ([robby.MCPServer.WithSecrets]): the
+// agent keeps it out of its errors and logs. A $ not followed by { is kept as is. Comments and
+// trailing commas, which VS Code allows, are accepted.
 //
 // The servers are returned sorted by name, as JSON objects have no order.
 package mcpconfig
@@ -83,10 +78,9 @@ import (
 	"github.com/robby-go/robby"
 )
 
-// Load reads the MCP servers of the configuration file at path (see the
-// package documentation for the format). An error names the file and the
-// faulty server; a file that does not exist gives an error for which
-// errors.Is(err, fs.ErrNotExist) holds.
+// Load reads the MCP servers of the configuration file at path (see the package documentation
+// for the format). An error names the file and the faulty server. For a file that does not
+// exist, errors.Is(err, fs.ErrNotExist) holds.
 func Load(path string, opts ...Option) ([]robby.MCPServer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -139,9 +133,8 @@ func parse(data []byte, opts []Option) ([]robby.MCPServer, error) {
 // serverEntries returns the raw entries of the "mcpServers" or
 // "servers" object.
 func serverEntries(data []byte) (map[string]json.RawMessage, error) {
-	// VS Code's files are JSON with comments and trailing commas: hujson
-	// (the format's own parser) turns them into spaces and tells where a
-	// syntax error is.
+	// VS Code's files are JSON with comments and trailing commas. hujson, the format's own
+	// parser, turns them into spaces and tells where a syntax error is.
 	clean, err := hujson.Standardize(data)
 	if err != nil {
 		return nil, syntaxError(data, err)
@@ -168,10 +161,9 @@ func serverEntries(data []byte) (map[string]json.RawMessage, error) {
 	return entries, nil
 }
 
-// syntaxError rewrites an error of hujson, "hujson: line L, column C
-// (in bytes): reason", as "invalid JSON at line L, column C (in
-// characters): reason". A reason quoting an invalid literal, which may be
-// a token written in the file, keeps only its kind.
+// syntaxError rewrites an error of hujson, "hujson: line L, column C (in bytes): reason". It
+// becomes "invalid JSON at line L, column C (in characters): reason". A reason quoting an
+// invalid literal keeps only its kind: the literal may be a token written in the file.
 func syntaxError(data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "hujson: ")
 	var line, col int
@@ -218,9 +210,8 @@ func serverOf(name string, raw json.RawMessage, o *options) (s robby.MCPServer, 
 	return s, false, s.Validate() // as WithMCP will
 }
 
-// decodeEntry decodes the fields robby knows, with exact names and
-// types: encoding/json alone would match names regardless of case. A
-// disabled entry's other fields are left alone.
+// decodeEntry decodes the fields robby knows, with exact names and types. encoding/json alone
+// would match names regardless of case. A disabled entry's other fields are left alone.
 func decodeEntry(raw json.RawMessage) (entry, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
@@ -307,8 +298,8 @@ func (e entry) server(name string, o *options) (robby.MCPServer, error) {
 	return withOAuth(s, kind, e.url, e.headers, e.oauth, o)
 }
 
-// check rejects entries that are not one kind of server or whose fields
-// do not fit their kind, before any variable is expanded.
+// check rejects entries that are not one kind of server, or whose fields do not fit their kind.
+// It runs before any variable is expanded.
 func (e entry) check() error {
 	switch {
 	case e.command == "" && e.url == "":
@@ -350,8 +341,8 @@ func validHeaderName(k string) bool {
 	return true
 }
 
-// kind returns the kind of server the entry is, a command (stdio) or a
-// url, checking its type against that.
+// kind returns the kind of server the entry is: a command (stdio) or a url. It checks the
+// entry's type against it.
 func (e entry) kind(stdio bool) (string, error) {
 	typ, err := typeKind(e.typ)
 	if err != nil {
@@ -396,9 +387,8 @@ func typeKind(typ string) (string, error) {
 	return "", fmt.Errorf(`unknown "type" %q: want stdio, http, sse or ws`, typ)
 }
 
-// urlKind infers the kind of a remote server from its URL: ws:// and
-// wss:// are WebSocket, a path ending in /sse is SSE, and any other is
-// streamable HTTP.
+// urlKind infers the kind of a remote server from its URL. ws:// and wss:// are WebSocket, and
+// a path ending in /sse is SSE. Any other is streamable HTTP.
 func urlKind(u *url.URL) string {
 	switch {
 	case u.Scheme == "ws" || u.Scheme == "wss":

@@ -21,12 +21,12 @@ type options struct {
 	oauthOpt []mcpoauth.Option
 }
 
-// WithOAuth authorizes the streamable HTTP servers with OAuth, as Claude
-// Code, Cursor and VS Code do: each server without an Authorization header
-// gets a handler of package mcpoauth made with opts (a token store, a
-// logger), so that a server that answers 401 starts the authorization in
-// the browser. An entry's "oauth" or "auth" fields are laid over opts.
-// Without WithOAuth, only the entries with those fields get a handler.
+// WithOAuth authorizes the streamable HTTP servers with OAuth, as Claude Code,
+// Cursor and VS Code do. Each server without an Authorization header gets a
+// handler of package mcpoauth made with opts (a token store, a logger). A
+// server that answers 401 then starts the authorization in the browser. An
+// entry's "oauth" or "auth" fields are laid over opts. Without WithOAuth, only
+// the entries with those fields get a handler.
 func WithOAuth(opts ...mcpoauth.Option) Option {
 	return func(o *options) { o.oauth, o.oauthOpt = true, append(o.oauthOpt, opts...) }
 }
@@ -99,8 +99,8 @@ func (o *oauthEntry) expand(e *entry) error {
 	return e.expandField(&o.clientSecret, fmt.Sprintf("%q client secret", o.key))
 }
 
-// withOAuth gives s, a server of the given kind at url, its OAuth handler
-// if the entry or the options ask for one.
+// withOAuth gives s, a server of the given kind at url, its OAuth handler. It
+// does so if the entry or the options ask for one.
 func withOAuth(s robby.MCPServer, kind, url string, headers map[string]string, o *oauthEntry, opts *options) (robby.MCPServer, error) {
 	if o == nil && (!opts.oauth || kind != "http" || hasAuthorization(headers)) {
 		return s, nil

@@ -22,9 +22,9 @@ type askInput struct {
 	Prompt string `json:"prompt" jsonschema:"the task or question, with everything the agent needs to know"`
 }
 
-// ask runs the agent on the prompt in a conversation of its own. A failed
-// run is a tool error, which the host's model reads; a cancelled call ends
-// the run and its tools.
+// ask runs the agent on the prompt in a conversation of its own. A failed run
+// is a tool error, which the host's model reads. A cancelled call ends the run
+// and its tools.
 func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in askInput) (*mcp.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, nil, errors.New("the prompt is empty: say what the agent should do")
@@ -85,8 +85,8 @@ func (s *Server) ask(ctx context.Context, req *mcp.CallToolRequest, in askInput)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}, nil, nil
 }
 
-// run streams a run of a fresh clone of the agent on prompt: a typed run
-// when the server has an output schema, its answer put in answer.
+// run streams a run of a fresh clone of the agent on prompt. With an output
+// schema it is a typed run, its answer put in answer.
 func (s *Server) run(ctx context.Context, prompt string, answer *json.RawMessage) iter.Seq2[robby.Event, error] {
 	agent := s.agent.Clone()
 	if s.output == nil {
@@ -104,11 +104,11 @@ func (s *Server) run(ctx context.Context, prompt string, answer *json.RawMessage
 	}
 }
 
-// reported returns what the host reads of a run's failure: the model's own
-// API error, the turn limit, the budget reached or an answer that never
-// fitted the output schema as they are; any other failure, such as the
-// endpoint unreachable, with only an id, as the upstream address and dial
-// errors are for the server's log alone.
+// reported returns what the host reads of a run's failure. The model's own API
+// error, the turn limit, the budget reached and an answer that never fitted the
+// output schema are shown as they are. Any other failure, such as the endpoint
+// unreachable, shows only an id. The upstream address and dial errors are for
+// the server's log alone.
 func (s *Server) reported(err error) string {
 	var apiErr *robby.APIError
 	if errors.As(err, &apiErr) || errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrBudget) ||

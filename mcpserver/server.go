@@ -1,6 +1,6 @@
-// Package mcpserver serves a robby agent as an MCP server, so that any MCP
-// host (Claude Desktop, Cursor, VS Code, another agent) can call it: it
-// complements the root package, whose agents are MCP clients.
+// Package mcpserver serves a robby agent as an MCP server, so any MCP host
+// (Claude Desktop, Cursor, VS Code, another agent) can call it. It complements
+// the root package, whose agents are MCP clients.
 //
 //	agent, err := robby.New(robby.WithModel("ai/qwen2.5"), robby.WithTools(...))
 //	...
@@ -8,25 +8,24 @@
 //	...
 //	err = srv.Run(ctx, &mcp.StdioTransport{}) // or: http.Handle("/mcp", srv)
 //
-// The agent is one tool, ask: a prompt in, the agent's answer out, as text
-// or, with [Options.OutputSchema], as structured content. While the
-// agent works, a host that asked for progress (a progressToken in the
-// call's _meta) receives a progress notification for each step: a tool
-// called, a tool done, an MCP server's own progress, a turn ended.
+// The agent is one tool, ask: a prompt in, the agent's answer out. The answer
+// is text or, with [Options.OutputSchema], structured content. A host may ask
+// for progress with a progressToken in the call's _meta. It then gets a
+// progress notification for each step while the agent works: a tool called, a
+// tool done, an MCP server's own progress, a turn ended.
 //
-// Every call is a conversation of its own, in a fresh [robby.Agent.Clone]
-// of the agent given to [New]: calls share nothing but the agent's
-// configuration and tools, run concurrently, and a host cannot see what
-// another asked. MCP tools are stateless in this way; a host that wants a
-// follow-up sends the context it needs in the prompt.
+// Every call is a conversation of its own, in a fresh [robby.Agent.Clone] of
+// the agent given to [New]. Calls share nothing but the agent's configuration
+// and tools, and run concurrently. A host cannot see what another asked. MCP
+// tools are stateless in this way: a host that wants a follow-up sends the
+// context it needs in the prompt.
 //
-// A traced agent ([robby.WithTracerProvider]) joins its host's trace: the
-// run's span is a child of the one the call names in its _meta
-// (traceparent, as robby's own MCP client sends it) or its HTTP headers.
+// A traced agent ([robby.WithTracerProvider]) joins its host's trace. The run's
+// span is a child of the one the call names in its _meta or its HTTP headers.
+// (_meta holds a traceparent, as robby's own MCP client sends it.)
 //
 // The go-sdk does the protocol: JSON-RPC, the stdio and streamable-HTTP
-// transports, cancellation (a cancelled call cancels the run and its
-// tools).
+// transports, and cancellation. A cancelled call cancels the run and its tools.
 package mcpserver
 
 import (
@@ -70,23 +69,22 @@ type Options struct {
 	// Description is the ask tool's description, which the host's model
 	// reads to decide when to call it (default [DefaultDescription]).
 	Description string
-	// OutputSchema, if set, is the JSON Schema of the answer, an object:
-	// the ask tool declares it as its output schema, the agent is asked
-	// for its answer as robby.RunTyped asks (validated, repaired; see
-	// robby.WithAnswerSchema), and a call returns the answer as
-	// structured content, its JSON also as text. The default is a text
-	// answer. [New] fails if it is not a valid schema of an object.
+	// OutputSchema, if set, is the JSON Schema of the answer, an object. The
+	// ask tool declares it as its output schema. The agent is asked for its
+	// answer as robby.RunTyped asks: validated and repaired (see
+	// robby.WithAnswerSchema). A call returns the answer as structured content,
+	// its JSON also as text. The default is a text answer. [New] fails if it is
+	// not a valid schema of an object.
 	OutputSchema map[string]any
 	// AnswerMode is how the answer of an OutputSchema is asked for
 	// (default robby.AnswerAuto; see robby.WithAnswerMode).
 	AnswerMode robby.AnswerMode
-	// MaxRepairs is how many times an answer that does not fit the
-	// OutputSchema is sent back to the model to be repaired: 0 means
-	// robby.DefaultMaxRepairs, a negative number none (see
-	// robby.WithMaxRepairs).
+	// MaxRepairs is how many times an answer that does not fit the OutputSchema
+	// goes back to the model to be repaired. 0 means robby.DefaultMaxRepairs, a
+	// negative number none (see robby.WithMaxRepairs).
 	MaxRepairs int
 	// Token, if set, is the bearer token every HTTP request must carry
-	// ("Authorization: Bearer <token>", the scheme in any case); others are
+	// ("Authorization: Bearer <token>", the scheme in any case). Others are
 	// answered 401. It has no effect over stdio. To accept OAuth tokens
 	// instead, leave it empty and wrap the server with the go-sdk's
 	// auth.RequireBearerToken.
@@ -113,9 +111,9 @@ type Server struct {
 }
 
 // New returns a server for agent. opts may be nil. It fails on options it
-// cannot serve: an OutputSchema that is not a valid JSON Schema of an
-// object, an unknown AnswerMode, or an AnswerMode or MaxRepairs without
-// an OutputSchema.
+// cannot serve. Those are an OutputSchema that is not a valid JSON Schema of an
+// object, an unknown AnswerMode, or an AnswerMode or MaxRepairs without an
+// OutputSchema.
 func New(agent *robby.Agent, opts *Options) (*Server, error) {
 	if agent == nil {
 		return nil, errors.New("mcpserver: New: nil agent")
@@ -208,9 +206,9 @@ func (s *Server) newMCP(done context.Context) *mcp.Server {
 	return srv
 }
 
-// traceContext returns ctx with the trace context a call carries, if the
-// agent is traced (see [robby.Agent.TraceContext]): in its _meta, where
-// MCP's semantic conventions put it over any transport, or else in the
+// traceContext returns ctx with the trace context a call carries, if the agent
+// is traced (see [robby.Agent.TraceContext]). It reads the call's _meta, where
+// MCP's semantic conventions put it over any transport. Otherwise it reads the
 // headers of its HTTP request.
 func (s *Server) traceContext(ctx context.Context, req *mcp.CallToolRequest) context.Context {
 	if len(req.Params.Meta) > 0 {
@@ -228,21 +226,20 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return s.newMCP(ctx).Run(ctx, t)
 }
 
-// ServeHTTP serves MCP's streamable HTTP transport, statelessly: every
-// request stands alone, as every call is a conversation of its own, so the
-// server keeps no session between requests, and a call ends when its HTTP
-// request does (a host that goes away cancels the run). Requests with the
-// wrong token ([Options.Token]), from another origin's web page, or (on a
-// loopback address) with another host's name, as in DNS rebinding, are
-// refused.
+// ServeHTTP serves MCP's streamable HTTP transport, statelessly. Every request
+// stands alone, as every call is a conversation of its own. The server keeps no
+// session between requests. A call ends when its HTTP request does: a host that
+// goes away cancels the run. Some requests are refused: those with the wrong
+// token ([Options.Token]), those from another origin's web page, and (on a
+// loopback address) those with another host's name, as in DNS rebinding.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.http.ServeHTTP(w, r)
 }
 
 func (s *Server) handler() http.Handler {
-	// A server for each request, so that its calls end with it: with the
-	// protocol versions before 2026-07-28, a stateless server would miss
-	// the client's notifications/cancelled, sent in another request.
+	// A server for each request, so its calls end with it. Before protocol
+	// version 2026-07-28, a stateless server would miss the client's
+	// notifications/cancelled, sent in another request.
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server { return s.newMCP(r.Context()) },
 		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.opts.Logger})
 	// Browsers let any page POST to localhost: refuse cross-origin requests.
