@@ -7,8 +7,8 @@ import (
 	"os"
 )
 
-// lockFile reports that this system has no file locks robby knows: a save
-// that could lose another process's token is refused.
+// lockFile reports that this system has no file locks robby knows. A save that
+// could lose another process's token is refused.
 func lockFile(*os.File) error {
 	return errors.New("no file locking on this system")
 }

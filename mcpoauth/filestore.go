@@ -14,17 +14,17 @@ import (
 	"sync"
 )
 
-// FileStore is a [TokenStore] in one file, encrypted with AES-256-GCM:
-// the grants of all servers, as JSON, sealed whole with a fresh nonce at
-// each save. The file is written atomically (a temporary file renamed),
-// readable by its owner only.
+// FileStore is a [TokenStore] in one file, encrypted with AES-256-GCM. The file
+// holds the grants of all servers, as JSON, sealed whole with a fresh nonce at
+// each save. It is written atomically (a temporary file renamed), and readable
+// by its owner only.
 //
-// A FileStore is safe for concurrent use, also by several processes (or
-// several FileStores) on one file: a save reads the file, changes one
-// grant and writes it back while holding an exclusive lock (flock on Unix,
-// LockFileEx on Windows) of the file beside it named PATH.lock, which is
-// left in place; so no save loses another's. A load takes no lock: the
-// rename makes each version whole.
+// A FileStore is safe for concurrent use, also by several processes (or several
+// FileStores) on one file. A save reads the file, changes one grant and writes
+// it back under an exclusive lock. The lock is held on the file beside it named
+// PATH.lock, which is left in place (flock on Unix, LockFileEx on Windows). So
+// no save loses another's. A load takes no lock: the rename makes each version
+// whole.
 type FileStore struct {
 	path string
 	aead cipher.AEAD
@@ -38,10 +38,10 @@ var fileStoreAD = []byte("robby mcpoauth.FileStore v1")
 // opened with its key: another key sealed it, or it was altered.
 var ErrWrongKey = errors.New("mcpoauth: the token file cannot be decrypted with this key (another key, or an altered file)")
 
-// NewFileStore returns the store in the file at path (made at the first
-// save, its directory too), sealed with key: 32 random bytes, such as
-// those of `openssl rand -base64 32` decoded, kept apart from the file
-// (an environment variable, a keychain).
+// NewFileStore returns the store in the file at path, sealed with key. The
+// file, and its directory, are made at the first save. key is 32 random bytes,
+// such as those of `openssl rand -base64 32` decoded. Keep it apart from the
+// file (in an environment variable, a keychain).
 func NewFileStore(path string, key []byte) (*FileStore, error) {
 	if len(key) != 32 {
 		return nil, fmt.Errorf("mcpoauth: the token file key must be 32 bytes, not %d", len(key))

@@ -26,9 +26,9 @@ import (
 )
 
 // Handler is an [auth.OAuthHandler] for one MCP server, to give to
-// [robby.MCPServer.WithOAuth]. The go-sdk's streamable-HTTP transport asks
-// it for a token before each request and, when the server answers 401 or
-// 403, has it authorize, then retries once.
+// [robby.MCPServer.WithOAuth]. The go-sdk's streamable-HTTP transport asks it
+// for a token before each request. When the server answers 401 or 403, the
+// transport has it authorize, then retries once.
 //
 // A Handler is safe for concurrent use. One authorization runs at a time:
 // requests refused together wait for it, and retry with its token.
@@ -127,9 +127,9 @@ func (c *config) check() error {
 	return nil
 }
 
-// TokenSource returns the source of the server's tokens: the one the last
-// authorization made, or the one made of the stored token, or nil before
-// any, so that the first request goes without a token and is answered 401.
+// TokenSource returns the source of the server's tokens. It is the one the last
+// authorization made, or the one made of the stored token. Before any, it is
+// nil, so the first request goes without a token and is answered 401.
 func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -139,8 +139,7 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	g, err := h.cfg.store.Load(ctx, h.server)
 	if err != nil {
 		// Not marked loaded: a store that cannot be read (a wrong key) is
-		// reported on every request rather than overwritten by a new
-		// authorization.
+		// reported on every request. A new authorization must not overwrite it.
 		return nil, fmt.Errorf("mcpoauth: loading the token of %s: %w", h.host, redact.Error(err, h.secrets()))
 	}
 	h.loaded = true
@@ -151,9 +150,9 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	return h.ts, nil
 }
 
-// Authorize runs the authorization flow after the server refused req with
-// resp (401, or 403 insufficient_scope for more scopes), so that
-// [Handler.TokenSource] gives a token the server accepts.
+// Authorize runs the authorization flow after the server refused req with resp.
+// resp is a 401, or a 403 insufficient_scope for more scopes.
+// [Handler.TokenSource] then gives a token the server accepts.
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	h.authMu.Lock()
 	defer h.authMu.Unlock()
@@ -182,9 +181,9 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 
 func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.cfg.clientCredentials {
-		// The go-sdk's handler keeps this context in the token source it
-		// makes, for the tokens it asks for later: it must outlive the
-		// request. The HTTP client's timeout bounds the requests.
+		// The go-sdk's handler keeps this context in the token source it makes,
+		// for later tokens. So it must outlive the request. The HTTP client's
+		// timeout bounds the requests.
 		if err := h.inner.Authorize(context.WithoutCancel(ctx), req, resp); err != nil {
 			return err
 		}
@@ -215,9 +214,9 @@ func (h *Handler) authorize(ctx context.Context, req *http.Request, resp *http.R
 	return h.inner.Authorize(ctx, req, resp)
 }
 
-// renewed reports whether an authorization since req was sent answers
-// resp already: for a 401, the token has changed; for a 403
-// insufficient_scope, the scopes it asks for are granted.
+// renewed reports whether an authorization since req was sent answers resp
+// already. For a 401, the token has changed. For a 403 insufficient_scope, the
+// scopes it asks for are granted.
 func (h *Handler) renewed(req *http.Request, resp *http.Response) bool {
 	h.mu.Lock()
 	ts := h.ts
@@ -234,8 +233,8 @@ func (h *Handler) renewed(req *http.Request, resp *http.Response) bool {
 	return err == nil && req.Header.Get("Authorization") != "Bearer "+t.AccessToken
 }
 
-// listen opens the loopback redirect's listener, on the port chosen before
-// if any: a client registered with one redirect URI keeps it.
+// listen opens the loopback redirect's listener, on the port chosen before if
+// any. A client registered with one redirect URI keeps it.
 func (h *Handler) listen() (net.Listener, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(h.port)))
 	if err != nil {
@@ -245,9 +244,10 @@ func (h *Handler) listen() (net.Listener, error) {
 	return ln, nil
 }
 
-// codeHandler makes the go-sdk's authorization-code handler: discovery,
-// registration (again at each authorization, as the authorization server
-// may have changed), PKCE, the code exchange, refresh and step-up are its.
+// codeHandler makes the go-sdk's authorization-code handler. Discovery,
+// registration, PKCE, the code exchange, refresh and step-up are its. It
+// registers again at each authorization, as the authorization server may have
+// changed.
 func (h *Handler) codeHandler() (auth.OAuthHandler, error) {
 	redirect, fetch := h.cfg.redirectURL, h.cfg.fetch
 	if fetch == nil {
@@ -291,10 +291,10 @@ func (h *Handler) codeHandler() (auth.OAuthHandler, error) {
 	return auth.NewAuthorizationCodeHandler(c)
 }
 
-// scopeFilter chooses the scopes to ask for among those discovered: the
-// configured ones if any, with those the challenge asks for, and those of
-// the current grant, which a step-up must not lose (the go-sdk adds those
-// it granted itself, not those of a stored grant).
+// scopeFilter chooses the scopes to ask for among those discovered. It takes
+// the configured ones if any, and adds those the challenge asks for. It keeps
+// those of the current grant, which a step-up must not lose. (The go-sdk adds
+// the scopes it granted itself, not those of a stored grant.)
 func (h *Handler) scopeFilter(discovered []string) []string {
 	scopes := discovered
 	if len(h.cfg.scopes) > 0 {

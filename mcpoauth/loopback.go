@@ -13,9 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// loopback is the default authorization-code fetcher: it sends the user to
-// the authorization URL and waits for the authorization server's redirect
-// on the loopback listener (RFC 8252 §7.3).
+// loopback is the default authorization-code fetcher. It sends the user to the
+// authorization URL. It then waits for the authorization server's redirect on
+// the loopback listener (RFC 8252 §7.3).
 func (h *Handler) loopback(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 	u, err := url.Parse(args.URL)
 	if err != nil {
@@ -45,8 +45,8 @@ func (h *Handler) loopback(ctx context.Context, args *auth.AuthorizationArgs) (*
 	}
 }
 
-// open sends the user to authURL, with [WithOpenURL]'s function or else
-// by writing it to the prompt and opening the browser.
+// open sends the user to authURL with [WithOpenURL]'s function. Without one, it
+// writes the URL to the prompt and opens the browser.
 func (h *Handler) open(ctx context.Context, authURL string) error {
 	if h.cfg.openURL != nil {
 		if err := h.cfg.openURL(ctx, authURL); err != nil {
@@ -88,9 +88,9 @@ func (c callback) describe() string {
 	return c.err
 }
 
-// callbackHandler answers the redirect to /callback: the first one that
-// carries the expected state is sent on results; the others (another
-// page's request to the port, a stale tab) are refused.
+// callbackHandler answers the redirect to /callback. The first one that carries
+// the expected state is sent on results. The others (another page's request to
+// the port, a stale tab) are refused.
 func callbackHandler(state string, results chan<- callback) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {

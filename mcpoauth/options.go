@@ -45,11 +45,11 @@ func WithClient(id, secret string) Option {
 	}
 }
 
-// WithClientCredentials authorizes a machine, with no user and no browser:
-// the client_credentials grant (RFC 6749 §4.4) with a pre-registered
-// client's ID and secret, sent as the authorization server's metadata
-// prefers (client_secret_basic or client_secret_post). The tokens of this
-// grant are asked for again when they expire, and not stored.
+// WithClientCredentials authorizes a machine, with no user and no browser. It
+// uses the client_credentials grant (RFC 6749 §4.4) with a pre-registered
+// client's ID and secret. They are sent as the authorization server's metadata
+// prefers (client_secret_basic or client_secret_post). The tokens of this grant
+// are asked for again when they expire, and not stored.
 func WithClientCredentials(id, secret string) Option {
 	return func(c *config) {
 		c.clientID, c.clientSecret, c.clientCredentials = id, secret, true
@@ -59,10 +59,10 @@ func WithClientCredentials(id, secret string) Option {
 	}
 }
 
-// WithClientMetadataURL registers the client by a client ID metadata
-// document: an https URL, with a path, where the client's metadata is
-// published. Authorization servers that support such documents use it
-// before a pre-registered client or dynamic registration.
+// WithClientMetadataURL registers the client by a client ID metadata document.
+// u is an https URL, with a path, where the client's metadata is published.
+// Authorization servers that support such documents use it first. A
+// pre-registered client or dynamic registration come after.
 func WithClientMetadataURL(u string) Option {
 	return func(c *config) { c.clientMetadataURL = u }
 }
@@ -88,25 +88,24 @@ func WithCallbackPort(port int) Option {
 	}
 }
 
-// WithOpenURL sets how the user is sent to the authorization URL; the
-// loopback redirect still brings the code back. By default the URL is
-// written to the prompt writer (see [WithPrompt]) and opened in the
-// browser (xdg-open, open, or rundll32 on Windows).
+// WithOpenURL sets how the user is sent to the authorization URL. The loopback
+// redirect still brings the code back. By default the URL is written to the
+// prompt writer (see [WithPrompt]). It is also opened in the browser (xdg-open,
+// open, or rundll32 on Windows).
 func WithOpenURL(open func(ctx context.Context, authURL string) error) Option {
 	return func(c *config) { c.openURL = open }
 }
 
-// WithPrompt sets where the default URL opener writes the authorization
-// URL, for the user to open by hand if no browser opens. The default is
-// os.Stderr.
+// WithPrompt sets where the default URL opener writes the authorization URL.
+// The user can open it by hand if no browser opens. The default is os.Stderr.
 func WithPrompt(w io.Writer) Option {
 	return func(c *config) { c.prompt = w }
 }
 
-// WithAuthorizationCodeFetcher replaces the browser and the loopback
-// redirect: fetch is given the authorization URL and returns the code,
-// state and issuer that the authorization server sent to redirectURL (a
-// web application's own endpoint, say). The handler checks the state.
+// WithAuthorizationCodeFetcher replaces the browser and the loopback redirect.
+// fetch is given the authorization URL. It returns the code, state and issuer
+// that the authorization server sent to redirectURL (a web application's own
+// endpoint, say). The handler checks the state.
 func WithAuthorizationCodeFetcher(redirectURL string, fetch auth.AuthorizationCodeFetcher) Option {
 	return func(c *config) {
 		c.redirectURL, c.fetch = redirectURL, fetch

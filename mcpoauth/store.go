@@ -23,8 +23,8 @@ type TokenStore interface {
 	Save(ctx context.Context, server string, g *Grant) error
 }
 
-// A Grant is what a [TokenStore] keeps for a server: the token, and what
-// refreshing it takes (the client and the token endpoint). Its fields are
+// A Grant is what a [TokenStore] keeps for a server. It holds the token, and
+// what refreshing it takes (the client and the token endpoint). Its fields are
 // secrets: keep them where only the user can read them.
 type Grant struct {
 	Token        oauth2.Token     `json:"token"`
@@ -41,8 +41,8 @@ func (g Grant) LogValue() slog.Value {
 		slog.Bool("refreshable", g.Token.RefreshToken != ""))
 }
 
-// newSource returns the token source of g: its token while it is valid,
-// then refreshed at its token endpoint, each new token saved.
+// newSource returns the token source of g. It gives g's token while it is
+// valid, then refreshes it at its token endpoint, saving each new token.
 func (h *Handler) newSource(g *Grant) oauth2.TokenSource {
 	c := &oauth2.Config{ClientID: g.ClientID, ClientSecret: g.ClientSecret, Scopes: g.Scopes,
 		Endpoint: oauth2.Endpoint{TokenURL: g.TokenURL, AuthStyle: g.AuthStyle}}
@@ -109,9 +109,9 @@ func (h *Handler) save(ctx context.Context, g *Grant) {
 	}
 }
 
-// learn makes g's secrets, with the configured client secret and those of
-// the grants before (a late error may quote an old token), the ones errors
-// and logs leave out.
+// learn adds g's secrets to those errors and logs leave out. They join the
+// configured client secret and the secrets of the grants before, as a late
+// error may quote an old token.
 func (h *Handler) learn(g *Grant) {
 	s := redact.Forms(h.cfg.clientSecret)
 	if g != nil {
@@ -142,8 +142,8 @@ func (h *Handler) secrets() []string {
 	return nil
 }
 
-// redactingSource removes the secrets from the errors of a token source
-// that is not a savingSource: the client_credentials grant's.
+// redactingSource removes the secrets from the errors of a token source that is
+// not a savingSource. It wraps the client_credentials grant's source.
 type redactingSource struct {
 	src oauth2.TokenSource
 	h   *Handler
