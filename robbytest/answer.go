@@ -6,10 +6,10 @@ import (
 )
 
 // Answer is a reply giving a typed answer, value (JSON text), the way the
-// request asks for it: as the text when it sets response_format (native
-// mode), as a call of the answer tool when it offers one
-// (robby_final_answer, else final_answer), else as prose with the JSON in
-// a code fence, as models answer a prompt asking for JSON.
+// request asks for it. A request that sets response_format (native mode) gets
+// it as the text. A request offering the answer tool (robby_final_answer, else
+// final_answer) gets a call of it. Any other gets prose with the JSON in a code
+// fence, as models answer a prompt asking for JSON.
 func Answer(value string) Reply {
 	return Func(func(req Request) Reply {
 		switch {
@@ -22,11 +22,11 @@ func Answer(value string) Reply {
 	})
 }
 
-// Constrained is r as a server that turns response_format's schema into
-// a grammar over the whole reply gives it, as llama.cpp, Ollama and vLLM
-// do, tools or not: a request with response_format json_schema gets
-// value, JSON text the grammar lets through, whatever r says (a tool call
-// cannot get past the grammar); the others get r.
+// Constrained is r as given by a server that turns response_format's schema
+// into a grammar over the whole reply. llama.cpp, Ollama and vLLM do so, tools
+// or not. A request with response_format json_schema gets value, JSON text the
+// grammar lets through, whatever r says. (A tool call cannot get past the
+// grammar.) The others get r.
 func Constrained(value string, r Reply) Reply {
 	return Func(func(req Request) Reply {
 		if AsksJSONSchema(req) {
@@ -58,9 +58,8 @@ func answerTool(req Request) string {
 	return ""
 }
 
-// schemaRefusals are the answers of providers (or versions of them) that
-// do not take response_format json_schema, status and body as they send
-// them.
+// schemaRefusals are the answers of providers (or their versions) that do not
+// take response_format json_schema. Status and body are as they send them.
 var schemaRefusals = map[string]struct {
 	status int
 	body   string
@@ -90,10 +89,10 @@ var toolsRefusals = map[string]struct {
 		`"type":"BadRequestError","param":null,"code":400}`},
 }
 
-// SchemaRefusal is the error provider (such as [OpenAI]) answers a request with
-// response_format json_schema with when it (or the model) does not take
-// it. For [LlamaCpp] it is the refusal of older servers and forks.
-// It panics for a provider it does not know.
+// SchemaRefusal is the error provider (such as [OpenAI]) answers to a request
+// with response_format json_schema it (or the model) does not take. For
+// [LlamaCpp] it is the refusal of older servers and forks. It panics for a
+// provider it does not know.
 func SchemaRefusal(provider string) Reply {
 	r, ok := schemaRefusals[provider]
 	if !ok {
@@ -102,17 +101,17 @@ func SchemaRefusal(provider string) Reply {
 	return Error(r.status, r.body)
 }
 
-// SchemaWithToolsRefusal is llama.cpp's refusal of response_format
-// together with tools: it turns the schema into a grammar, which its
-// tool calling cannot share.
+// SchemaWithToolsRefusal is llama.cpp's refusal of response_format together
+// with tools. llama.cpp turns the schema into a grammar, which its tool calling
+// cannot share.
 func SchemaWithToolsRefusal() Reply {
 	return Error(http.StatusBadRequest, `{"error":{"code":400,"message":"Cannot use custom grammar constraints with tools.","type":"invalid_request_error"}}`)
 }
 
-// ToolsRefusal is the error a server that takes no tools answers a request
-// offering some with: [LlamaCpp] started without --jinja, an [Ollama] model
-// without tool support, [VLLM] without a tool parser. It panics for a
-// provider it does not know.
+// ToolsRefusal is the error a server that takes no tools answers to a request
+// offering some. Such servers are [LlamaCpp] started without --jinja, an
+// [Ollama] model without tool support, and [VLLM] without a tool parser. It
+// panics for a provider it does not know.
 func ToolsRefusal(provider string) Reply {
 	r, ok := toolsRefusals[provider]
 	if !ok {

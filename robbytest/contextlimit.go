@@ -17,9 +17,9 @@ const (
 	Gemini   = "gemini"    // HTTP 400, Google's INVALID_ARGUMENT in an array, as its OpenAI endpoint sends it
 )
 
-// ContextLengthError is the error a provider answers a request of
-// requested tokens with, when its context window holds limit: the body as
-// each sends it. It panics for a provider it does not know.
+// ContextLengthError is the error a provider answers to a request of requested
+// tokens, when its context window holds limit. The body is as each sends it. It
+// panics for a provider it does not know.
 func ContextLengthError(provider string, requested, limit int) Reply {
 	var body string
 	switch provider {
@@ -41,12 +41,12 @@ func ContextLengthError(provider string, requested, limit int) Reply {
 	return Error(http.StatusBadRequest, body)
 }
 
-// ContextLimit makes the server play a model with a context window of
-// limit tokens: a request whose prompt (its messages and tools, as robby
-// estimates their tokens: see [Request].Tokens) is larger gets provider's
-// context-length error, without taking a scripted reply. The others take
-// theirs, reporting their prompt's tokens as usage (replies made by [Func]
-// report what the reply they make says). A limit of 0 removes it.
+// ContextLimit makes the server play a model with a context window of limit
+// tokens. A larger request gets provider's context-length error, without taking
+// a scripted reply. Its size is its prompt's: its messages and tools, as robby
+// estimates their tokens (see [Request].Tokens). The others take their replies,
+// reporting their prompt's tokens as usage. (Replies made by [Func] report what
+// the reply they make says.) A limit of 0 removes it.
 func (s *Server) ContextLimit(limit int, provider string) {
 	ContextLengthError(provider, 0, 0) // panics for an unknown provider
 	s.mu.Lock()

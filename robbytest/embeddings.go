@@ -15,14 +15,14 @@ import (
 // returns when the request does not ask for "dimensions".
 const EmbeddingDims = 256
 
-// Embedding is the deterministic embedding the server's /v1/embeddings
-// endpoint computes: the text's words (lower-cased runs of letters and
-// digits), each word and each of its character trigrams (of the word
-// framed as "<word>") hashed with FNV-1a into one of dims coordinates, with
-// a sign from the hash, words counting twice as much as trigrams; the sum
-// scaled to length 1. Texts that share words or word parts are close, as a
-// real model's would be for a lexical match; it knows no synonyms. A text
-// with no word gives the zero vector.
+// Embedding is the deterministic embedding the server's /v1/embeddings endpoint
+// computes. It takes the text's words: lower-cased runs of letters and digits.
+// Each word, and each character trigram of the word framed as "<word>", is
+// hashed with FNV-1a into one of dims coordinates. The hash also gives a sign,
+// and words count twice as much as trigrams. The sum is scaled to length 1.
+// Texts that share words or word parts are close, as a real model's would be
+// for a lexical match. It knows no synonyms. A text with no word gives the zero
+// vector.
 func Embedding(text string, dims int) []float32 {
 	v := make([]float32, dims)
 	if dims <= 0 {
@@ -67,9 +67,9 @@ func (s *Server) Embeddings() [][]string {
 	return append([][]string(nil), s.embeddings...)
 }
 
-// serveEmbeddings answers POST /v1/embeddings as OpenAI does, with
-// [Embedding] of each input, in floats or, when asked, base64 of
-// little-endian float32s.
+// serveEmbeddings answers POST /v1/embeddings as OpenAI does, with [Embedding]
+// of each input. It writes floats or, when asked, base64 of little-endian
+// float32s.
 func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Input          json.RawMessage `json:"input"`

@@ -32,9 +32,9 @@ func Text(s string) Reply {
 	return Reply{text: s, usage: [4]int{10, len(strings.Fields(s))}}
 }
 
-// ToolCalls is a reply that calls tools, in order. A call with no ID gets
-// one. Streamed, each call comes as OpenAI sends it: its id and name in a
-// first delta, then its arguments in fragments.
+// ToolCalls is a reply that calls tools, in order. A call with no ID gets one.
+// Streamed, each call comes as OpenAI sends it. Its id and name come in a first
+// delta, then its arguments in fragments.
 func ToolCalls(calls ...ToolCall) Reply {
 	for i := range calls {
 		if calls[i].ID == "" {
@@ -44,14 +44,14 @@ func ToolCalls(calls ...ToolCall) Reply {
 	return Reply{calls: calls, usage: [4]int{10, 5 * len(calls)}}
 }
 
-// Error is a reply with an HTTP error status and a body sent as it is: a
-// JSON error envelope, plain text or an HTML page, as providers do.
+// Error is a reply with an HTTP error status and a body sent as it is. As with
+// providers, it may be a JSON error envelope, plain text or an HTML page.
 func Error(status int, body string) Reply {
 	return Reply{status: status, body: body}
 }
 
-// SSE is a reply whose streamed body is raw, sent byte for byte in small
-// writes, for replaying a provider's transcript.
+// SSE is a reply whose streamed body is raw, sent byte for byte in small writes.
+// It replays a provider's transcript.
 func SSE(raw string) Reply {
 	return Reply{sse: raw}
 }
@@ -93,10 +93,10 @@ func (r Reply) WithUsage(prompt, completion int) Reply {
 	return r
 }
 
-// WithUsageDetails sets the parts of the reply's tokens that OpenAI reports
-// apart: the cached prompt tokens (prompt_tokens_details.cached_tokens) and
-// the reasoning tokens (completion_tokens_details.reasoning_tokens), parts
-// of the prompt and completion tokens of [Reply.WithUsage].
+// WithUsageDetails sets the parts of the reply's tokens that OpenAI reports apart.
+// They are the cached prompt tokens (prompt_tokens_details.cached_tokens) and the
+// reasoning tokens (completion_tokens_details.reasoning_tokens). They are parts of
+// the prompt and completion tokens of [Reply.WithUsage].
 func (r Reply) WithUsageDetails(cached, reasoning int) Reply {
 	r.usage[2], r.usage[3] = cached, reasoning
 	return r
@@ -105,8 +105,8 @@ func (r Reply) WithUsageDetails(cached, reasoning int) Reply {
 // WithDelay makes a streamed reply pause for d before each event.
 func (r Reply) WithDelay(d time.Duration) Reply { r.delay = d; return r }
 
-// ServeHTTP writes r as the answer to req, so that a [Handler] reply can
-// wrap a scripted one: to delay it or add headers, say.
+// ServeHTTP writes r as the answer to req. A [Handler] reply can so wrap a
+// scripted one, to delay it or add headers, say.
 func (r Reply) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	parsed, err := readRequest(req)
 	if err != nil {

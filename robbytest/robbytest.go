@@ -2,14 +2,14 @@
 // server for testing agents offline.
 //
 // A [Server] answers each request with the next [Reply] in its queue, in the
-// wire format real providers use: a chat.completion object for plain
-// requests, chat.completion.chunk server-sent events ending in [DONE] for
-// streamed ones. It records every request, so tests can check what the
-// agent sent. Once the queue is empty it answers with the [Server.Fallback]
-// reply, if one is set; GET /v1/models lists [Model]. So any OpenAI client
-// can be pointed at it. It also serves POST /v1/embeddings with a deterministic
-// [Embedding], so that retrieval is tested through a real client, and, after
-// [Server.ServeAs], the requests that tell llama.cpp, Ollama and vLLM apart.
+// wire format real providers use. Plain requests get a chat.completion object.
+// Streamed ones get chat.completion.chunk server-sent events ending in [DONE].
+// It records every request, so tests can check what the agent sent. Once the
+// queue is empty it answers with the [Server.Fallback] reply, if one is set.
+// GET /v1/models lists [Model]. So any OpenAI client can be pointed at it. It
+// also serves POST /v1/embeddings with a deterministic [Embedding], so
+// retrieval is tested through a real client. After [Server.ServeAs], it answers
+// the requests that tell llama.cpp, Ollama and vLLM apart.
 //
 //	srv := robbytest.NewServer()
 //	defer srv.Close()
@@ -78,11 +78,11 @@ func (s *Server) Reply(replies ...Reply) {
 	s.replies = append(s.replies, replies...)
 }
 
-// Fallback sets the reply for every request that finds the queue empty,
-// from now on, instead of a 500 error: the server keeps answering once the
-// script runs out, so that any OpenAI client, or a person trying a
-// program out, can talk to it for as long as they like. A [Func] reply
-// can answer each request in its own way:
+// Fallback sets the reply for every request that finds the queue empty, from
+// now on, instead of a 500 error. The server keeps answering once the script
+// runs out. Any OpenAI client, or a person trying a program out, can talk to it
+// for as long as they like. A [Func] reply can answer each request in its own
+// way:
 //
 //	srv.Fallback(robbytest.Func(func(req robbytest.Request) robbytest.Reply {
 //		return robbytest.Text("You said: " + req.Messages[len(req.Messages)-1].Content)
@@ -199,8 +199,8 @@ func Call(name, arguments string) ToolCall {
 	return ToolCall{Name: name, Arguments: arguments}
 }
 
-// wireRequest is what the server reads of a request: the messages and
-// tools as sent, for the token estimate, then decoded one by one. The rest
+// wireRequest is what the server reads of a request. It keeps the messages and
+// tools as sent, for the token estimate, then decodes them one by one. The rest
 // (response_format's schema, tools' parameters) is only skipped.
 type wireRequest struct {
 	Model          string            `json:"model"`
@@ -230,11 +230,11 @@ type wireTool struct {
 	} `json:"function"`
 }
 
-// readRequest reads a chat-completions request. encoding/json judges
-// whether the body is JSON at all; segmentio/encoding decodes it, in one
-// pass, without copying the parts it only skips or measures: every test of
-// an agent goes through here, and a request carries schemas of a few
-// hundred bytes a tool and a typed answer.
+// readRequest reads a chat-completions request. encoding/json judges whether
+// the body is JSON at all. segmentio/encoding decodes it in one pass, without
+// copying the parts it only skips or measures. Every test of an agent goes
+// through here. A request carries schemas of a few hundred bytes a tool and a
+// typed answer.
 func readRequest(r *http.Request) (Request, error) {
 	raw, err := io.ReadAll(r.Body)
 	if err == nil && !json.Valid(raw) {
@@ -274,8 +274,8 @@ func readRequest(r *http.Request) (Request, error) {
 	return req, nil
 }
 
-// serveModels answers GET /v1/models, which clients call to list or check
-// models, and GET /v1/models/{id}, with [Model].
+// serveModels answers GET /v1/models and GET /v1/models/{id}, with [Model].
+// Clients call them to list or check models.
 func serveModels(w http.ResponseWriter, r *http.Request) {
 	model := map[string]any{"id": Model, "object": "model", "created": created, "owned_by": "robbytest"}
 	switch {

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// ServeAs makes the server answer the requests by which a client tells
-// servers apart as provider's server does, so that a test can check what
-// an agent does with each:
+// ServeAs makes the server answer as provider's server does the requests by
+// which a client tells servers apart. A test can so check what an agent does
+// with each:
 //
 //   - [LlamaCpp]: GET /props, with the context window in
 //     default_generation_settings.n_ctx;
@@ -19,8 +19,8 @@ import (
 //   - [OpenAI] and [Gemini], as by default: 404 to each of them.
 //
 // The context window is the one [Server.ContextLimit] set, else 4096. The
-// answers come at the server's root, where those servers give them. It
-// panics for a provider it does not know.
+// answers come at the server's root, where those servers give them. It panics
+// for a provider it does not know.
 func (s *Server) ServeAs(provider string) {
 	switch provider {
 	case OpenAI, Gemini, LlamaCpp, Ollama, VLLM:

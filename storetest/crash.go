@@ -42,24 +42,23 @@ type CrashReport struct {
 	Messages     int64          // sum of the conversations' lengths after each check
 }
 
-// Crash runs an agent bound to a stored conversation
-// ([robby.WithConversation]) in a child process (the test binary run
-// again, the test named t), kills it with SIGKILL at a random point of its
-// runs, and checks the conversation: kills times, all on one conversation.
+// Crash runs an agent bound to a stored conversation ([robby.WithConversation])
+// in a child process. The child is the test binary run again, the test named t.
+// Crash kills it with SIGKILL at a random point of its runs, and checks the
+// conversation. It kills kills times, all on one conversation.
 //
-// After each kill the stored conversation must load, hold each prompt,
-// each tool call and each tool result at most once, each assistant message
-// with the usage of its call and the conversation with the sum of its
-// messages' ([robby.Conversation.Usage]), and after a run of the
-// parent on it (which finishes the interrupted calls: the idempotent tool
-// again, the other reported interrupted) be valid for a provider: each
-// tool call answered by exactly one result that follows its assistant
-// message.
+// After each kill the stored conversation must load. It must hold each prompt,
+// each tool call and each tool result at most once. Each assistant message must
+// have the usage of its call. The conversation must have the sum of its
+// messages' usage ([robby.Conversation.Usage]). The parent then runs on it,
+// which finishes the interrupted calls: the idempotent tool runs again, the
+// other is reported interrupted. After that run, the conversation must be valid
+// for a provider. Each tool call is answered by exactly one result that follows
+// its assistant message.
 //
-// create returns where a new, empty store is (a file, a database URL), in
-// the parent only; open opens the store there, in the parent and in the
-// child. The test calling Crash must do nothing else before it in the
-// child.
+// create returns where a new, empty store is (a file, a database URL), in the
+// parent only. open opens the store there, in the parent and in the child. The
+// test calling Crash must do nothing else before it in the child.
 func Crash(t *testing.T, kills int, create func(t *testing.T) string, open func(t *testing.T, where string) robby.Store) CrashReport {
 	if where := os.Getenv(crashStoreEnv); where != "" {
 		crashChild(t, open(t, where), os.Getenv(crashModelEnv), os.Getenv(crashConvEnv))
@@ -105,10 +104,10 @@ func Crash(t *testing.T, kills int, create func(t *testing.T) string, open func(
 				t.Errorf("kill %d: %v", i, err)
 			}
 		}
-		// Resume: the parent finishes what the kill interrupted. A write
-		// the child sent before it died may still land (a database
-		// server finishes it): the parent's run then meets ErrConflict,
-		// having saved nothing, and starts again.
+		// Resume: the parent finishes what the kill interrupted. A write the
+		// child sent before it died may still land (a database server finishes
+		// it). The parent's run then meets ErrConflict, having saved nothing,
+		// and starts again.
 		model.Reply(crashReplies(10)...)
 		for attempt := 0; ; attempt++ {
 			_, err := agent.Run(ctx, fmt.Sprintf("check %d", i), robby.WithConversation(store, "crash", conv))
@@ -281,10 +280,10 @@ func checkOnce(msgs []robby.Message) error {
 }
 
 // checkUsage reports a conversation whose usage is not the sum of its
-// messages', or a message whose usage is not that of the one call that
-// wrote it (robbytest's: 10 prompt tokens, 5 completion tokens a call
-// made, 1 a word answered): a call counted twice, or counted without its
-// message.
+// messages'. It also reports a message whose usage is not that of the one call
+// that wrote it: a call counted twice, or counted without its message.
+// (robbytest counts 10 prompt tokens and 5 completion tokens a call made, 1 a
+// word answered.)
 func checkUsage(c robby.Conversation, msgs []robby.Message) error {
 	var sum robby.Usage
 	ms, err := decode(msgs)
@@ -310,9 +309,9 @@ func checkUsage(c robby.Conversation, msgs []robby.Message) error {
 	return nil
 }
 
-// checkResult reports a result that is neither the tool's nor, for the
-// tool not safe to repeat, the interrupted error: a call of lookup
-// interrupted is run again.
+// checkResult reports a result that is not the tool's, nor, for the tool not
+// safe to repeat, the interrupted error. A call of lookup interrupted is run
+// again.
 func checkResult(m crashMessage) error {
 	want := map[string][]string{
 		"call_l": {"2"},

@@ -10,13 +10,12 @@ import (
 	"github.com/robby-go/robby"
 )
 
-// CheckMigrated checks a store opened on a database that an earlier
-// version of its schema held, with three conversations written there:
-// alice's "c" (a user message "a1", then the error "failed"), bob's "c"
-// ("b1") and alice's "fork" ("a1"). They load as they were, and fork,
-// take messages and go like new ones; their usage starts at zero and
-// counts what is appended. Robby's stores check each
-// migration of their schema with it.
+// CheckMigrated checks a store opened on a database held by an earlier version
+// of its schema. Three conversations were written there. They are alice's "c"
+// (a user message "a1", then the error "failed"), bob's "c" ("b1") and alice's
+// "fork" ("a1"). They load as they were, and fork, take messages and go like
+// new ones. Their usage starts at zero and counts what is appended. Robby's
+// stores check each migration of their schema with it.
 func CheckMigrated(t *testing.T, s robby.Store) {
 	t.Helper()
 	ctx := context.Background()

@@ -63,18 +63,18 @@ func Chat(text string) robby.Message {
 	return robby.Message{Chat: b}
 }
 
-// ForkChain makes a chain of k conversations of user as a server of
-// stored responses does: each forks the last at its end and adds a
-// question and an answer. It returns the last one's ID. A store that
-// shares forked messages stores 2k of them, not k(k+1).
+// ForkChain makes a chain of k conversations of user, as a server of stored
+// responses does. Each forks the last at its end and adds a question and an
+// answer. It returns the last one's ID. A store that shares forked messages
+// stores 2k of them, not k(k+1).
 func ForkChain(t testing.TB, s robby.Store, user string, k int) string {
 	t.Helper()
 	return ForkChainSized(t, s, user, k, 0)
 }
 
-// ForkChainSized is [ForkChain] with messages of at least size bytes of
-// text each, as real prompts and answers are: what a store's size on
-// disk is measured with.
+// ForkChainSized is [ForkChain] with messages of at least size bytes of text
+// each, as real prompts and answers are. A store's size on disk is measured
+// with it.
 func ForkChainSized(t testing.TB, s robby.Store, user string, k, size int) string {
 	t.Helper()
 	pad := strings.Repeat(".", size)
@@ -300,7 +300,7 @@ func testFork(t *testing.T, s robby.Store) {
 	assert.ErrorIs(t, err, robby.ErrNoConversation)
 }
 
-// testForkChain forks forks, at their end and inside what they share, and
+// testForkChain forks forks, at their end and inside what they share. It
 // deletes conversations that forks continue: no fork loses a message.
 func testForkChain(t *testing.T, s robby.Store) {
 	ctx := context.Background()
@@ -340,8 +340,8 @@ func testForkChain(t *testing.T, s robby.Store) {
 	}
 	check()
 
-	// Deleting a conversation that forks continue keeps their messages,
-	// first in the middle of the chain, then its root, then a tip.
+	// Deleting a conversation that forks continue keeps their messages. First
+	// in the middle of the chain, then its root, then a tip.
 	for _, id := range []string{b, "a", e} {
 		require.NoError(t, s.Delete(ctx, "u", id))
 		delete(want, id)
@@ -375,10 +375,9 @@ func testForkChain(t *testing.T, s robby.Store) {
 	assert.Empty(t, page)
 }
 
-// testConcurrentForkDelete forks a conversation from many goroutines,
-// each continuing its fork, forking that and deleting its own, while the
-// original is deleted (once all forked it): every survivor holds its
-// messages.
+// testConcurrentForkDelete forks a conversation from many goroutines. Each
+// continues its fork, forks that and deletes its own. Meanwhile the original is
+// deleted, once all forked it. Every survivor holds its messages.
 func testConcurrentForkDelete(t *testing.T, s robby.Store) {
 	ctx := context.Background()
 	create(t, s, "u", "root", "")
@@ -567,10 +566,10 @@ func testConcurrentOne(t *testing.T, s robby.Store) {
 	}
 }
 
-// CheckDeepChain checks the tip of a chain of k forks of user, each adding
-// two messages, all but the tip deleted (as [ForkChain] and deletes leave
-// it): the tip loads whole, a fork of it outlives its deletion, another
-// user sees neither, and once both are deleted messages reports none left.
+// CheckDeepChain checks the tip of a chain of k forks of user, each adding two
+// messages, all but the tip deleted. [ForkChain] and deletes leave such a
+// chain. The tip loads whole, and a fork of it outlives its deletion. Another
+// user sees neither. Once both are deleted, messages reports none left.
 func CheckDeepChain(t testing.TB, s robby.Store, user, tip string, k int, messages func() int) {
 	t.Helper()
 	ctx := context.Background()

@@ -107,9 +107,9 @@ func sum(ns ...int64) robby.Usage {
 	return u
 }
 
-// testUsageSaturates checks that usage sums stop at the largest int64
-// rather than overflow: a conversation whose messages' usage passes it
-// still loads, lists and forks, its sums at the bound.
+// testUsageSaturates checks that usage sums stop at the largest int64 rather
+// than overflow. A conversation whose messages' usage passes it still loads,
+// lists and forks, its sums at the bound.
 func testUsageSaturates(t *testing.T, s robby.Store) {
 	ctx := context.Background()
 	create(t, s, "u", "big", "Huge usage")
