@@ -18,8 +18,8 @@ import (
 	"github.com/robby-go/robby/mcpconfig"
 )
 
-// Defaults when neither a flag nor the environment says otherwise: Docker
-// Model Runner's local endpoint and a small model it serves.
+// Defaults when neither a flag nor the environment says otherwise. They are
+// Docker Model Runner's local endpoint and a small model it serves.
 const (
 	defaultBaseURL = "http://localhost:12434/engines/v1"
 	defaultModel   = "ai/qwen2.5"
@@ -175,7 +175,7 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 }
 
 // printMCPStatus says which MCP servers are up, one line a server, and why
-// those left out are: without a logger, nothing else would say it.
+// those left out are. Without a logger, nothing else would say it.
 func printMCPStatus(w io.Writer, agent *robby.Agent) {
 	for _, st := range agent.MCPStatus() {
 		if st.Connected {

@@ -64,8 +64,8 @@ func (f *budgetFlags) options(model string) ([]robby.Option, error) {
 	return opts, nil
 }
 
-// filePrice is a model's price as a -prices file gives it, per million
-// tokens: "input" and "output" both, or neither for a free model.
+// filePrice is a model's price per million tokens, as a -prices file gives it.
+// It has "input" and "output" both, or neither for a free model.
 type filePrice struct {
 	Input       *float64 `json:"input"`
 	CachedInput float64  `json:"cached_input"`

@@ -13,9 +13,9 @@ import (
 // shutdownGrace is how long a stopping server lets running streams finish.
 const shutdownGrace = 30 * time.Second
 
-// serveHTTP serves h on ln until ctx is done, then drains: it stops
-// accepting, lets running requests finish for shutdownGrace, and cuts
-// those still running after it, reporting it.
+// serveHTTP serves h on ln until ctx is done, then drains. It stops accepting
+// and lets running requests finish for shutdownGrace. It then cuts those still
+// running, and reports it.
 func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, stderr io.Writer) error {
 	srv := &http.Server{
 		Handler:           h,

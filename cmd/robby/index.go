@@ -34,8 +34,8 @@ func (f *kbFlags) register(fs *flag.FlagSet) {
 	}
 }
 
-// contextFor returns the run options of the context mode for prompt: the
-// passages found, as a system message for that run.
+// contextFor returns the run options of the context mode for prompt. The
+// passages found become a system message for that run.
 func (f *kbFlags) contextFor(ctx context.Context, kb *knowledge.Base, prompt string) ([]robby.RunOption, error) {
 	if kb == nil || f.mode != "context" {
 		return nil, nil
@@ -47,7 +47,7 @@ func (f *kbFlags) contextFor(ctx context.Context, kb *knowledge.Base, prompt str
 	return []robby.RunOption{opt}, nil
 }
 
-// open opens the knowledge base, with an embedder if a model is set; the
+// open opens the knowledge base, with an embedder if a model is set. The
 // embeddings endpoint defaults to baseURL, with apiKey.
 func (f *kbFlags) open(baseURL, apiKey string) (*knowledge.Base, error) {
 	var opts []knowledge.Option

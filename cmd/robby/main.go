@@ -9,59 +9,63 @@
 //	robby eval [flags] FILE      run a dataset of cases (JSONL or YAML) on the agent and report how it did
 //	robby worker -temporal HOST:PORT [flags]  serve the agent to durable runs on Temporal
 //
-// Every subcommand takes -model, -system, -mcp (an mcpServers JSON file, as
-// Claude Desktop, Cursor and VS Code write them), -base-url and -api-key,
-// and -kb FILE: a knowledge base made by robby index, which the agent
-// searches with its search_knowledge tool (-embed-model and -embed-url, or
-// ROBBY_EMBEDDINGS_MODEL and ROBBY_EMBEDDINGS_URL, add vector search); run
-// and chat take -kb-mode context to add the passages found for each prompt
-// to it instead.
-// -budget-calls, -budget-tokens and -budget-cost bound what each answer
-// spends on model requests (exit status 1 when one stops it); -prices FILE
-// gives each model's price per million tokens, as JSON such as
-// {"gpt-4o": {"input": 2.5, "cached_input": 1.25, "output": 10}}, and
-// has run and chat print what each answer cost on stderr.
-// -otel exports traces and metrics over OTLP/HTTP, where the standard
-// OTEL_EXPORTER_OTLP_* variables say; -trace prints the tree of each run's
-// spans to stderr.
-// The endpoint and key default to OPENAI_BASE_URL and OPENAI_API_KEY, then
-// to Docker Model Runner's http://localhost:12434/engines/v1; the model to
-// ROBBY_MODEL, then ai/qwen2.5. 'robby <command> -h' lists a command's
-// flags and the environment variables it reads.
+// Every subcommand takes -model, -system, -mcp, -base-url, -api-key and -kb.
+// -mcp names an mcpServers JSON file, as Claude Desktop, Cursor and VS Code
+// write them. -kb FILE names a knowledge base made by robby index, which the
+// agent searches with its search_knowledge tool. -embed-model and -embed-url
+// (or ROBBY_EMBEDDINGS_MODEL and ROBBY_EMBEDDINGS_URL) add vector search. With
+// -kb-mode context, run and chat add the passages found for each prompt to it
+// instead.
 //
-// robby run -schema FILE (a JSON Schema) prints only the answer: one line
-// of JSON, validated against the schema (and repaired by the model if it
-// does not fit, -max-repairs times), ready for jq; -answer-mode chooses
-// how it is asked for (auto, native, tool, prompted). robby mcp -schema
-// FILE makes ask a typed tool: the schema is its output schema, and each
-// answer, asked for the same way, is structured content.
+// -budget-calls, -budget-tokens and -budget-cost bound what each answer spends
+// on model requests. The exit status is 1 when one stops it. -prices FILE gives
+// each model's price per million tokens, as JSON such as {"gpt-4o": {"input":
+// 2.5, "cached_input": 1.25, "output": 10}}. Run and chat then print what each
+// answer cost on stderr.
+//
+// -otel exports traces and metrics over OTLP/HTTP, where the standard
+// OTEL_EXPORTER_OTLP_* variables say. -trace prints the tree of each run's
+// spans to stderr.
+//
+// The endpoint and key default to OPENAI_BASE_URL and OPENAI_API_KEY, then to
+// Docker Model Runner's http://localhost:12434/engines/v1. The model defaults
+// to ROBBY_MODEL, then ai/qwen2.5. 'robby <command> -h' lists a command's flags
+// and the environment variables it reads.
+//
+// robby run -schema FILE (a JSON Schema) prints only the answer: one line of
+// JSON, ready for jq. The answer is validated against the schema. If it does
+// not fit, the model repairs it, up to -max-repairs times. -answer-mode chooses
+// how it is asked for (auto, native, tool, prompted). robby mcp -schema FILE
+// makes ask a typed tool. The schema is its output schema, and each answer,
+// asked for the same way, is structured content.
 //
 // robby serve listens on 127.0.0.1:8080. To listen on another interface it
-// needs a bearer token (-token, -token-file, or ROBBY_TOKEN to keep it out
-// of ps), or -insecure-no-token. Each token is one user's (-token
-// USER:TOKEN, repeated for more users); with -store FILE the responses of
-// POST /v1/responses are kept in that SQLite file, each user's apart, to be
-// continued by previous_response_id, across restarts.
+// needs a bearer token, or -insecure-no-token. The token comes from -token,
+// -token-file, or ROBBY_TOKEN (which keeps it out of ps). Each token is one
+// user's (-token USER:TOKEN, repeated for more users). With -store FILE, the
+// responses of POST /v1/responses are kept in that SQLite file, each user's
+// apart. They can be continued by previous_response_id, across restarts.
 //
-// robby eval FILE runs a dataset of cases (JSONL or YAML, each with the
-// checks it names, see docs/EVALS.md) on the agent the flags build,
-// -repeat times each, prints a table of pass rates, pass^k, tokens, cost
-// and latency, and writes the report with -o (JSON) and -html (a page);
-// -baseline compares it with an earlier -o. It exits with status 1 when
-// a case failed or regressed (-fail-on), 2 for a bad command line.
-// Without an endpoint, cases with a script play against a scripted model.
-// robby run -temporal HOST:PORT "prompt" runs durably on Temporal: the run is
-// a workflow on the task queue -task-queue (default robby), served by
-// 'robby worker -temporal HOST:PORT', which alone needs the model's flags
-// and keys; it survives the kill of its worker, and -workflow-id ID names
-// it, or re-attaches to it. robby serve -temporal HOST:PORT runs the
-// endpoint's background responses ("background": true) as such runs, on
-// the same workers. See docs/DURABLE.md.
+// robby eval FILE runs a dataset of cases on the agent the flags build, -repeat
+// times each. Cases are JSONL or YAML, each with the checks it names (see
+// docs/EVALS.md). It prints a table of pass rates, pass^k, tokens, cost and
+// latency. It writes the report with -o (JSON) and -html (a page). -baseline
+// compares it with an earlier -o. It exits with status 1 when a case failed or
+// regressed (-fail-on), 2 for a bad command line. Without an endpoint, cases
+// with a script play against a scripted model.
 //
-// robby chat -session NAME keeps the conversation NAME in a SQLite file
-// (-store, default $ROBBY_STORE, else ~/.local/share/robby/conversations.db
-// on Linux), saved message by message: run it again with the same name to
-// continue.
+// robby run -temporal HOST:PORT "prompt" runs durably on Temporal. The run is a
+// workflow on the task queue -task-queue (default robby). It is served by
+// 'robby worker -temporal HOST:PORT', which alone needs the model's flags and
+// keys. The run survives the kill of its worker. -workflow-id ID names it, or
+// re-attaches to it. robby serve -temporal HOST:PORT runs the endpoint's
+// background responses ("background": true) as such runs, on the same workers.
+// See docs/DURABLE.md.
+//
+// robby chat -session NAME keeps the conversation NAME in a SQLite file, saved
+// message by message. The file is -store, default $ROBBY_STORE, else
+// ~/.local/share/robby/conversations.db on Linux. Run it again with the same
+// name to continue.
 package main
 
 import (
@@ -96,8 +100,8 @@ func main() {
 	os.Exit(exitCode(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr), os.Stderr))
 }
 
-// exitCode reports err, if it was not shown already, and returns the
-// process's exit status: 2 for a misused command line, 1 for a failure.
+// exitCode reports err, if it was not shown already, and returns the process's
+// exit status. That is 2 for a misused command line, 1 for a failure.
 func exitCode(err error, stderr io.Writer) int {
 	var shown shownError
 	switch {

@@ -18,8 +18,8 @@ var oauthEnv = []string{
 }
 
 // oauthOptions returns how the commands authorize with the -mcp file's
-// streamable HTTP servers: mcpoauth's browser and loopback redirect, the
-// URL written to stderr, and the tokens kept in memory or, with
+// streamable HTTP servers. They use mcpoauth's browser and loopback redirect,
+// and write the URL to stderr. Tokens are kept in memory or, with
 // ROBBY_OAUTH_KEY, in an encrypted file.
 func oauthOptions(stderr io.Writer, logger *slog.Logger) ([]mcpoauth.Option, error) {
 	opts := []mcpoauth.Option{mcpoauth.WithPrompt(stderr), mcpoauth.WithLogger(logger)}

@@ -18,9 +18,9 @@ import (
 const maxSuggestions = 10
 
 // promptCommands are the MCP servers' prompts, offered in chat as /name
-// commands: /name value... or /name arg=value... fills the prompt's
-// arguments, asking for the required ones left out, with the server's
-// completions; the prompt's messages then go to the model.
+// commands. /name value... or /name arg=value... fills the prompt's arguments.
+// It asks for the required ones left out, with the server's completions. The
+// prompt's messages then go to the model.
 type promptCommands struct {
 	agent  *robby.Agent
 	byName map[string]robby.MCPPromptInfo
@@ -74,7 +74,7 @@ func (pc *promptCommands) help(w io.Writer) {
 // errCancelled ends a command whose argument the user left empty.
 var errCancelled = errors.New("cancelled")
 
-// run runs the command line (without its slash): it fills the prompt's
+// run runs the command line (without its slash). It fills the prompt's
 // arguments, then has the model answer the prompt's messages, with opts.
 func (pc *promptCommands) run(ctx context.Context, line string, in *bufio.Scanner, out *screen, opts ...robby.RunOption) error {
 	stderr := out.stderr

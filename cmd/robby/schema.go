@@ -82,9 +82,9 @@ func (t typedSpec) options() []robby.RunOption {
 	return []robby.RunOption{robby.WithAnswerSchema(t.schema), robby.WithAnswerMode(t.mode), robby.WithMaxRepairs(t.repairs)}
 }
 
-// typedAnswer runs a typed run: the answer, validated, goes to stdout as
-// one line of JSON; the tool steps, and what was wrong with an answer
-// that never fitted, go to stderr.
+// typedAnswer runs a typed run. The answer, validated, goes to stdout as one
+// line of JSON. The tool steps go to stderr, and so does what was wrong with an
+// answer that never fitted.
 func (s *screen) typedAnswer(ctx context.Context, agent *robby.Agent, prompt string, opts ...robby.RunOption) error {
 	stdout, stderr := s.stdout, s.stderr
 	for ev, err := range robby.StreamTyped[json.RawMessage](ctx, agent, prompt, opts...) {

@@ -105,9 +105,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return serveHTTP(ctx, ln, handler, stderr)
 }
 
-// complete adds the tokens of file and, when none is given, of
-// ROBBY_TOKEN, and refuses an address off loopback without one unless
-// insecure.
+// complete adds the tokens of file and, when none is given, of ROBBY_TOKEN.
+// Unless insecure, it refuses an address off loopback without a token.
 func (tokens serveTokens) complete(file, addr string, insecure bool) error {
 	if file != "" {
 		if err := tokens.readFile(file); err != nil {
@@ -122,10 +121,9 @@ func (tokens serveTokens) complete(file, addr string, insecure bool) error {
 	return needToken(addr, len(tokens) > 0, insecure)
 }
 
-// serveMux routes robby serve's requests: the page, the UI message stream
-// and its chats, AG-UI, and the OpenAI-compatible endpoint, which also
-// answers unknown URLs. All but the page check the same tokens and
-// origins.
+// serveMux routes robby serve's requests: the page, the UI message stream and
+// its chats, AG-UI, and the OpenAI-compatible endpoint. The endpoint also
+// answers unknown URLs. All but the page check the same tokens and origins.
 func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, opts openaiserver.Options) http.Handler {
 	ui := uistream.New(agent, uistream.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
 		MaxMessages: opts.MaxMessages, Logger: opts.Logger})

@@ -14,10 +14,10 @@ import (
 // storeEnv names the variable that overrides the default store file.
 const storeEnv = "ROBBY_STORE"
 
-// defaultStorePath returns where chat keeps its sessions: $ROBBY_STORE,
-// else conversations.db in robby's data directory ($XDG_DATA_HOME/robby,
-// ~/.local/share/robby on Linux, the user's configuration directory
-// elsewhere).
+// defaultStorePath returns where chat keeps its sessions: $ROBBY_STORE, else
+// conversations.db in robby's data directory. That is $XDG_DATA_HOME/robby,
+// ~/.local/share/robby on Linux, and the user's configuration directory
+// elsewhere.
 func defaultStorePath() string {
 	if p := os.Getenv(storeEnv); p != "" {
 		return p

@@ -42,8 +42,9 @@ func (f *telemetryFlags) register(fs *flag.FlagSet) {
 // flushTimeout bounds the export of what is left when the command ends.
 const flushTimeout = 5 * time.Second
 
-// options returns the agent's options for the flags, and the function that
-// flushes and stops the exporters, to call once the agent is closed.
+// options returns the agent's options for the flags. It also returns the
+// function that flushes and stops the exporters, to call once the agent is
+// closed.
 func (f *telemetryFlags) options(ctx context.Context, stderr io.Writer) ([]robby.Option, func(), error) {
 	if !f.otel && !f.trace {
 		return nil, func() {}, nil

@@ -12,8 +12,8 @@ import (
 // its user. The tokens never appear in an error or a log.
 type serveTokens map[string]string
 
-// add takes "USER:TOKEN", or a bare "TOKEN" of the user "" (the part
-// before the first colon is the user, so a bare token holds no colon).
+// add takes "USER:TOKEN", or a bare "TOKEN" of the user "". The part before the
+// first colon is the user, so a bare token holds no colon.
 func (t serveTokens) add(v, where string) error {
 	user, token, ok := strings.Cut(strings.TrimSpace(v), ":")
 	if !ok {
@@ -32,8 +32,8 @@ func (t serveTokens) add(v, where string) error {
 	return nil
 }
 
-// readFile adds the tokens of a file: one "USER:TOKEN" or "TOKEN" a line;
-// blank lines and lines starting with # are skipped.
+// readFile adds the tokens of a file, one "USER:TOKEN" or "TOKEN" a line. Blank
+// lines and lines starting with # are skipped.
 func (t serveTokens) readFile(path string) error {
 	f, err := os.Open(path)
 	if err != nil {

@@ -18,13 +18,13 @@ import (
 	"github.com/robby-go/robby/internal/trunc"
 )
 
-// treePrinter is the span processor of -trace: it keeps the spans of each
-// trace as they end and, when the trace's root ends (a run), prints them
-// as a tree, children in the order they started.
+// treePrinter is the span processor of -trace. It keeps the spans of each trace
+// as they end. When the trace's root (a run) ends, it prints them as a tree,
+// children in the order they started.
 //
-// A run's span ends before its stream's last event, while the answer's
-// line on stdout is still open: a command showing answers holds the trees
-// back (hold) and prints them once the line is ended (release).
+// A run's span ends before its stream's last event, while the answer's line on
+// stdout is still open. A command showing answers so holds the trees back
+// (hold). It prints them once the line is ended (release).
 type treePrinter struct {
 	w io.Writer
 

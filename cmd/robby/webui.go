@@ -13,10 +13,10 @@ import (
 //go:embed web
 var web embed.FS
 
-// pagePolicy is the page's Content-Security-Policy: scripts of the page's
-// own files only (no inline script, no eval), requests to its own origin
-// only, no images from elsewhere (a model's answer could otherwise send
-// the conversation to any address in an image's URL).
+// pagePolicy is the page's Content-Security-Policy. Scripts come from the
+// page's own files only (no inline script, no eval). Requests go to its own
+// origin only. No images come from elsewhere: a model's answer could otherwise
+// send the conversation to any address in an image's URL.
 const pagePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
