@@ -20,13 +20,13 @@ import (
 // ErrClosed is returned by the methods of a Base after [Base.Close].
 var ErrClosed = errors.New("knowledge: base is closed")
 
-// A Base is a knowledge base kept in one SQLite file: documents cut into
-// passages ("chunks"), a full-text index over them (FTS5, ranked by BM25)
-// and, with an [Embedder], their vectors. Its tables are all named kb_*,
-// so the file can hold other tables too, such as robby's sessions.
+// A Base is a knowledge base kept in one SQLite file. It holds documents cut
+// into passages ("chunks"), and a full-text index over them (FTS5, ranked by
+// BM25). With an [Embedder], it also holds their vectors. Its tables are all
+// named kb_*, so the file can hold other tables too, such as robby's sessions.
 //
-// A Base is safe for concurrent use, also by several processes on one
-// file; writes take turns.
+// A Base is safe for concurrent use, also by several processes on one file;
+// writes take turns.
 type Base struct {
 	db     *sql.DB
 	ownDB  bool
@@ -60,9 +60,9 @@ func WithEmbedder(e Embedder) Option {
 }
 
 // WithChunkSize sets the largest chunk, in bytes of text (default
-// [DefaultChunkSize]), and how much of the end of a chunk the next one in
-// the same section repeats (default [DefaultChunkOverlap]). Changing them
-// re-chunks documents when they are next added, not before.
+// [DefaultChunkSize]). overlap is how much of a chunk's end the next one in the
+// same section repeats (default [DefaultChunkOverlap]). Changing them re-chunks
+// documents when they are next added, not before.
 func WithChunkSize(size, overlap int) Option {
 	return func(c *config) error {
 		if size < 64 || overlap < 0 || overlap >= size/2 {
@@ -114,10 +114,9 @@ func newBase(db *sql.DB, own bool, opts []Option) (*Base, error) {
 	return &Base{db: db, ownDB: own, cfg: cfg, closed: make(chan struct{})}, nil
 }
 
-// schema creates the tables. kb_chunks holds the passages; kb_fts indexes
-// their text, headings and document ids, kept in step by triggers;
-// kb_vectors caches embeddings by model and chunk hash; kb_state counts
-// changes.
+// schema creates the tables. kb_chunks holds the passages. kb_fts indexes their
+// text, headings and document ids, kept in step by triggers. kb_vectors caches
+// embeddings by model and chunk hash. kb_state counts changes.
 const schema = `
 CREATE TABLE IF NOT EXISTS kb_documents (
 	id       TEXT PRIMARY KEY,
@@ -230,14 +229,14 @@ func (e *DocumentError) Error() string { return fmt.Sprintf("%q: %v", e.ID, e.Er
 
 func (e *DocumentError) Unwrap() error { return e.Err }
 
-// Add indexes documents, in one transaction: a new or changed document is
-// cut into chunks that replace its old ones; one whose content and
-// metadata are unchanged (same hash) is skipped. A document that cannot be
-// indexed (no ID, an unknown format, HTML the parser refuses) is skipped,
-// its old version kept, and named in the error by a [DocumentError]; the
-// others are indexed. With an embedder, the chunks that have no vector yet
-// are then embedded; if that fails, the documents stay indexed for keyword
-// search and the next Add embeds what is missing.
+// Add indexes documents, in one transaction. A new or changed document is cut
+// into chunks that replace its old ones. One whose content and metadata are
+// unchanged (same hash) is skipped. A document that cannot be indexed is
+// skipped, and its old version kept. (It has no ID, an unknown format, or HTML
+// the parser refuses.) The error names it by a [DocumentError]; the others are
+// indexed. With an embedder, the chunks that have no vector yet are then
+// embedded. If that fails, the documents stay indexed for keyword search, and
+// the next Add embeds what is missing.
 func (b *Base) Add(ctx context.Context, docs ...Document) (Report, error) {
 	var rep Report
 	if b.isClosed() {
@@ -256,7 +255,7 @@ func (b *Base) Add(ctx context.Context, docs ...Document) (Report, error) {
 }
 
 // addLocked adds docs in one transaction and returns the DocumentErrors of
-// those it skipped; its error is the database's, and then nothing is added.
+// those it skipped. Its error is the database's, and then nothing is added.
 func (b *Base) addLocked(ctx context.Context, docs []Document, rep *Report) ([]error, error) {
 	tx, err := b.db.BeginTx(ctx, nil)
 	if err != nil {

@@ -20,7 +20,7 @@ type chunk struct {
 }
 
 // A unit is a piece the chunker never cuts: a sentence, a line of code or a
-// list item, or a slice of one too long to fit a chunk.
+// list item. Or it is a slice of one too long to fit a chunk.
 type unit struct {
 	start, end int
 	paraStart  bool   // it begins a paragraph: a preferred place to cut
@@ -28,9 +28,9 @@ type unit struct {
 	section    string // the heading path it belongs to
 }
 
-// splitter cuts documents into chunks of at most size bytes that begin at a
-// heading, a paragraph or a sentence, each repeating up to overlap bytes of
-// the end of the one before it within the same section.
+// splitter cuts documents into chunks of at most size bytes. Each begins at a
+// heading, a paragraph or a sentence. Within a section, each repeats up to
+// overlap bytes of the end of the one before it.
 type splitter struct{ size, overlap int }
 
 func (s splitter) split(text string, markdown bool) []chunk {
@@ -49,16 +49,16 @@ func (s splitter) split(text string, markdown bool) []chunk {
 			end = units[i].end
 			i++
 		}
-		// Cut at the last paragraph when the chunk is full and that
-		// paragraph starts in its second half: the next chunk then begins
-		// where the text does.
+		// Cut at the last paragraph when the chunk is full and that paragraph
+		// starts in its second half. The next chunk then begins where the text
+		// does.
 		if i < len(units) && !units[i].heading && units[i].section == units[first].section &&
 			!units[i].paraStart && lastPara > first && units[lastPara].start-units[first].start >= s.size/2 {
 			i = lastPara
 			end = units[i-1].end
 		}
 		// A heading with nothing under it before the next heading is no
-		// passage: its title lives on in the next section's heading path.
+		// passage. Its title lives on in the next section's heading path.
 		if i == first+1 && units[first].heading && i < len(units) && units[i].heading {
 			continue
 		}
@@ -66,8 +66,8 @@ func (s splitter) split(text string, markdown bool) []chunk {
 		if i >= len(units) || units[i].heading || units[i].section != units[first].section {
 			continue
 		}
-		// Overlap: start the next chunk with the last units of this one
-		// that fit in s.overlap, never at the chunk's own first unit.
+		// Overlap: start the next chunk with the last units of this one that
+		// fit in s.overlap. Never start at the chunk's own first unit.
 		back := i
 		for back-1 > first && end-units[back-1].start <= s.overlap {
 			back--
@@ -77,8 +77,8 @@ func (s splitter) split(text string, markdown bool) []chunk {
 	return chunks
 }
 
-// units splits text into paragraphs (blank-line separated; a fenced code
-// block is one), then paragraphs into sentences or lines, then anything
+// units splits text into paragraphs, separated by blank lines; a fenced code
+// block is one. It splits paragraphs into sentences or lines, then anything
 // longer than a chunk at spaces.
 func (s splitter) units(text string, markdown bool) []unit {
 	var (
@@ -168,8 +168,8 @@ func joinPath(path []string) string {
 	return strings.Join(parts, " > ")
 }
 
-// appendParagraph adds the units of text[start:end]: its sentences (or, for
-// code, its lines), each cut at spaces if longer than a chunk.
+// appendParagraph adds the units of text[start:end]: its sentences, or, for
+// code, its lines. Each is cut at spaces if longer than a chunk.
 func (s splitter) appendParagraph(units []unit, text string, start, end int, section string, code bool) []unit {
 	first := true
 	add := func(a, b int) {
@@ -211,8 +211,8 @@ func (s splitter) appendParagraph(units []unit, text string, start, end int, sec
 	return units
 }
 
-// lineStartsItem reports whether the line at i begins a list item, a table
-// row or a quote, which reads as a sentence of its own.
+// lineStartsItem reports whether the line at i begins a list item, a table row
+// or a quote. Such a line reads as a sentence of its own.
 func lineStartsItem(text string, i, end int) bool {
 	for i < end && (text[i] == ' ' || text[i] == '\t') {
 		i++
@@ -235,8 +235,8 @@ func lineStartsItem(text string, i, end int) bool {
 	return false
 }
 
-// cutAt returns where to end a piece of text[a:] that must end by limit: at
-// the last space after its middle, else at a rune boundary.
+// cutAt returns where to end a piece of text[a:] that must end by limit. That
+// is at the last space after its middle, else at a rune boundary.
 func cutAt(text string, a, limit int) int {
 	for i := limit; i > a+(limit-a)/2; i-- {
 		if isSpace(text[i-1]) {

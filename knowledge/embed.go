@@ -14,8 +14,8 @@ import (
 // all have the same length. Implementations must be safe for concurrent
 // use.
 type Embedder interface {
-	// Model names the embedding model: vectors are cached under it, so
-	// that a change of model re-embeds and a re-index does not.
+	// Model names the embedding model. Vectors are cached under it, so a change
+	// of model re-embeds and a re-index does not.
 	Model() string
 	// Embed returns one vector per text, in order.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
@@ -24,24 +24,25 @@ type Embedder interface {
 // DefaultEmbedBatch is how many texts an [OpenAIEmbedder] sends per request.
 const DefaultEmbedBatch = 64
 
-// maxBatchBytes bounds the text of one request, as endpoints limit the
-// tokens of a batch (OpenAI: 300,000) and local servers their context.
+// maxBatchBytes bounds the text of one request. Endpoints limit the tokens of a
+// batch (OpenAI: 300,000), and local servers their context.
 const maxBatchBytes = 256 << 10
 
 // An OpenAIEmbedder gets vectors from an OpenAI-compatible /v1/embeddings
-// endpoint (OpenAI, Ollama, llama.cpp's server with --embeddings, Docker
-// Model Runner, vLLM) through openai-go, which retries 408, 409, 429 and 5xx
-// answers. It sends texts in batches. It is safe for concurrent use.
+// endpoint. Such are OpenAI, Ollama, llama.cpp's server with --embeddings,
+// Docker Model Runner and vLLM. It goes through openai-go, which retries 408,
+// 409, 429 and 5xx answers. It sends texts in batches. It is safe for
+// concurrent use.
 type OpenAIEmbedder struct {
 	client openai.Client
 	model  string
 	batch  int
 }
 
-// NewOpenAIEmbedder returns an embedder for model. opts are openai-go's:
+// NewOpenAIEmbedder returns an embedder for model. opts are openai-go's.
 // option.WithBaseURL and option.WithAPIKey choose the endpoint (by default
-// OPENAI_BASE_URL and OPENAI_API_KEY, as for any openai-go client),
-// option.WithMaxRetries the retries (default 2).
+// OPENAI_BASE_URL and OPENAI_API_KEY, as for any openai-go client).
+// option.WithMaxRetries sets the retries (default 2).
 func NewOpenAIEmbedder(model string, opts ...option.RequestOption) *OpenAIEmbedder {
 	return &OpenAIEmbedder{client: openai.NewClient(opts...), model: model, batch: DefaultEmbedBatch}
 }

@@ -11,19 +11,19 @@ import (
 // A Format says how a document's text is read.
 type Format string
 
-// The formats a document may have. Markdown headings and paragraphs guide
-// the chunking; HTML is turned into Markdown-like text first (headings kept,
-// scripts, styles and navigation dropped); plain text is cut at paragraphs
-// and sentences.
+// The formats a document may have. Markdown headings and paragraphs guide the
+// chunking. HTML is turned into Markdown-like text first: headings kept,
+// scripts, styles and navigation dropped. Plain text is cut at paragraphs and
+// sentences.
 const (
 	Text     Format = "text"
 	Markdown Format = "markdown"
 	HTML     Format = "html"
 )
 
-// FormatOf returns the format of a file by its extension: Markdown for .md,
-// .markdown and .mdx, HTML for .html and .htm, Text for .txt and .text; ""
-// for any other file, which [Base.AddDir] skips.
+// FormatOf returns the format of a file by its extension. It is Markdown for
+// .md, .markdown and .mdx, HTML for .html and .htm, and Text for .txt and
+// .text. It is "" for any other file, which [Base.AddDir] skips.
 func FormatOf(path string) Format {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".md", ".markdown", ".mdx":
@@ -48,8 +48,8 @@ func htmlText(page string) (text, title string, err error) {
 	return w.text(), strings.TrimSpace(w.title), nil
 }
 
-// htmlWriter accumulates the text of a parsed page: paragraphs separated
-// by blank lines, headings as "## Title", list items as "- item".
+// htmlWriter accumulates the text of a parsed page. Paragraphs are separated by
+// blank lines, headings written as "## Title", list items as "- item".
 type htmlWriter struct {
 	b     strings.Builder
 	title string

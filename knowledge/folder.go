@@ -17,21 +17,19 @@ const MaxFileSize = 16 << 20
 // addDirBatch is how many files go into one transaction.
 const addDirBatch = 64
 
-// AddDir indexes the Markdown, HTML and text files under dir (see
-// [FormatOf]), walking it recursively, hidden files and folders left out.
-// A document's ID is its path (dir joined with the path inside it, with
-// forward slashes); its metadata holds "path", "dir" (dir, cleaned) and
-// "format". Files indexed before from the same dir that are gone now are
-// deleted, so running AddDir again brings the base up to date, re-indexing
-// only what changed.
+// AddDir indexes the Markdown, HTML and text files under dir (see [FormatOf]),
+// walking it recursively. Hidden files and folders are left out. A document's
+// ID is its path: dir joined with the path inside it, with forward slashes. Its
+// metadata holds "path", "dir" (dir, cleaned) and "format". Files indexed
+// before from the same dir that are gone now are deleted. Running AddDir again
+// so brings the base up to date, re-indexing only what changed.
 //
-// Dir itself may be a symbolic link, which is followed; links inside it
-// are not, so the walk stays in the folder and ends. Dir may also name one
-// file.
+// Dir itself may be a symbolic link, which is followed. Links inside it are
+// not, so the walk stays in the folder and ends. Dir may also name one file.
 //
-// A file that cannot be read or indexed (too large, unreadable, HTML the
-// parser refuses) is skipped, its old version kept, and named in the
-// error, which joins a [DocumentError] for each; the others are indexed.
+// A file that cannot be read or indexed (too large, unreadable, HTML the parser
+// refuses) is skipped, and its old version kept. The error names it, joining a
+// [DocumentError] for each. The others are indexed.
 func (b *Base) AddDir(ctx context.Context, dir string) (Report, error) {
 	var rep Report
 	if b.isClosed() {

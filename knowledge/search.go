@@ -12,9 +12,9 @@ import (
 	"unicode"
 )
 
-// A Retriever finds the passages that answer a query. [Base] is one; a
-// program can plug in its own (pgvector, an MCP search server, a web
-// search) and give it to [Tool] and [Context].
+// A Retriever finds the passages that answer a query. [Base] is one. A program
+// can plug in its own (pgvector, an MCP search server, a web search) and give
+// it to [Tool] and [Context].
 type Retriever interface {
 	Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error)
 }
@@ -24,9 +24,8 @@ type Mode string
 
 // The search modes.
 const (
-	// Hybrid fuses the keyword and vector rankings with reciprocal rank
-	// fusion; it is the default when the Base has an embedder, Keyword
-	// otherwise.
+	// Hybrid fuses the keyword and vector rankings with reciprocal rank fusion.
+	// It is the default when the Base has an embedder, Keyword otherwise.
 	Hybrid Mode = "hybrid"
 	// Keyword ranks by BM25 over the full-text index (FTS5, Porter
 	// stemming), the passage's headings and document id included.
@@ -180,10 +179,10 @@ func (b *Base) keyword(ctx context.Context, query string, filter map[string]stri
 	return out, rows.Err()
 }
 
-// ftsQuery makes an FTS5 query of free text: each word quoted (so that no
-// word is read as an operator), any of them matching. English stop words
-// are left out, unless the query has no other word: in a small corpus, a
-// "which" found in one heading would outweigh the words that matter.
+// ftsQuery makes an FTS5 query of free text, any of its words matching. Each
+// word is quoted, so no word is read as an operator. English stop words are
+// left out, unless the query has no other word. In a small corpus, a "which"
+// found in one heading would outweigh the words that matter.
 func ftsQuery(q string) string {
 	words := strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 	content := slices.ContainsFunc(words, func(w string) bool { return !stopWords[strings.ToLower(w)] })

@@ -35,10 +35,10 @@ type toolResult struct {
 	Passages []Passage `json:"passages"`
 }
 
-// Tool returns the tool search_knowledge, which searches r with the
-// model's query and optional metadata filter. Its result, sent to the
-// model as JSON, lists the passages with their source (the document's ID)
-// and lines, which the model is asked to cite:
+// Tool returns the tool search_knowledge, which searches r with the model's
+// query and optional metadata filter. Its result goes to the model as JSON. It
+// lists the passages with their source (the document's ID) and lines, which the
+// model is asked to cite:
 //
 //	{"passages": [{"cite": "docs/install.md:12-30", "source": "docs/install.md",
 //	  "heading": "Install > Linux", "start_line": 12, "end_line": 30, "text": "..."}]}

@@ -106,7 +106,7 @@ func encodeVector(v []float32) []byte {
 }
 
 // A vectorIndex holds every chunk's vector for one model in memory, in one
-// contiguous slice, for exact search: a scan of n×dim float32s.
+// contiguous slice. Exact search scans its n×dim float32s.
 type vectorIndex struct {
 	model   string
 	version int64 // kb_state's version it was loaded at
