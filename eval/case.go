@@ -39,8 +39,8 @@ type Case struct {
 	Evaluators []Evaluator
 }
 
-// evaluators returns the evaluators of c's runs in d: the dataset's, the
-// case's, or, when both are empty, the check of the expected answer.
+// evaluators returns the evaluators of c's runs in d: the dataset's and the
+// case's. When both are empty, it is the check of the expected answer.
 func (d *Dataset) evaluators(c *Case) []Evaluator {
 	evs := append(append([]Evaluator(nil), d.Evaluators...), c.Evaluators...)
 	if len(evs) > 0 {

@@ -1,6 +1,6 @@
 package eval
 
-// Alpha is the p-value under which [Compare] calls a change real: the
+// Alpha is the p-value under which [Compare] calls a change real. It is the
 // chance that a case as good as before shows such a change by luck alone.
 const Alpha = 0.05
 
@@ -31,11 +31,11 @@ type Change struct {
 	P float64 `json:"p_value"`
 }
 
-// Compare compares the cases of r with those of the same name in
-// baseline, sets r.Comparison and returns it. Noise is judged case by
-// case with Fisher's exact test on the passes and failures of both: only
-// a change that luck would give less than 5 % of the time counts. With
-// few runs nothing does (5 of 5 to 2 of 5 is p = 0.17): repeat the runs.
+// Compare compares the cases of r with those of the same name in baseline, sets
+// r.Comparison and returns it. Noise is judged case by case, with Fisher's
+// exact test on the passes and failures of both. Only a change that luck would
+// give less than 5 % of the time counts. With few runs nothing does (5 of 5 to
+// 2 of 5 is p = 0.17): repeat the runs.
 func Compare(baseline, r *Report) *Comparison {
 	cmp := &Comparison{Baseline: baseline.Name}
 	old := make(map[string]*CaseReport, len(baseline.Cases))

@@ -24,12 +24,12 @@ type judgement struct {
 	Reason string  `json:"reason" jsonschema:"why, in one sentence"`
 }
 
-// Judge is an LLM judge: the agent judge grades each answer by rubric,
-// with the case's input and expected answer, and gives a verdict, a score
-// and a reason. Each verdict runs on a clone of judge
-// ([robby.Agent.Clone]), typed ([robby.RunTyped]); what it costs is the
-// score's Usage, counted in the report apart from the runs'. Any robby
-// agent can judge: a stronger model than the one judged is usual.
+// Judge is an LLM judge. The agent judge grades each answer by rubric, with the
+// case's input and expected answer. It gives a verdict, a score and a reason.
+// Each verdict runs on a clone of judge ([robby.Agent.Clone]), typed
+// ([robby.RunTyped]). What it costs is the score's Usage, counted in the report
+// apart from the runs'. Any robby agent can judge: a stronger model than the
+// one judged is usual.
 func Judge(judge *robby.Agent, rubric string) Evaluator {
 	return &judgeEvaluator{judge: judge, rubric: rubric}
 }

@@ -118,9 +118,8 @@ func WithRunOptions(opts ...robby.RunOption) Option {
 	}
 }
 
-// Typed makes every run typed: [robby.RunTyped] with T, its value the
-// Output's Value, compared with the case's ExpectedValue by
-// [EqualsExpectedValue]. Every case needs an Input.
+// Typed makes every run typed: [robby.RunTyped] with T. Its value is the Output's Value, compared with
+// the case's ExpectedValue by [EqualsExpectedValue]. Every case needs an Input.
 func Typed[T any]() Option {
 	return func(c *config) error {
 		c.typed = func(ctx context.Context, a *robby.Agent, prompt string, opts ...robby.RunOption) (any, *robby.Result, error) {
@@ -134,12 +133,11 @@ func Typed[T any]() Option {
 	}
 }
 
-// WithTracerProvider traces the eval with OpenTelemetry: a span for the
-// eval ("eval {dataset}", or "eval" for a dataset without a name), under it one for each case ("eval_case
-// {case}"), one for each of its runs ("eval_run {case}") and under each
-// run one for each evaluator ("evaluate {evaluator}"). An agent traced
-// with the same provider ([robby.WithTracerProvider]) puts its own spans
-// (invoke_agent, chat, execute_tool) under the run's.
+// WithTracerProvider traces the eval with OpenTelemetry. The eval gets a span ("eval {dataset}", or
+// "eval" for a dataset without a name). Under it, each case gets one ("eval_case {case}"), and each of
+// its runs one ("eval_run {case}"). Under each run, each evaluator gets one ("evaluate {evaluator}"). An
+// agent traced with the same provider ([robby.WithTracerProvider]) puts its own spans (invoke_agent,
+// chat, execute_tool) under the run's.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) error {
 		if tp == nil {

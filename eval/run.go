@@ -18,11 +18,11 @@ import (
 // without a name, or two of the same name.
 var ErrDataset = errors.New("eval: bad dataset")
 
-// Run runs every case of d on agent, as the options say, and reports how
-// they did. Each run has a clone of agent of its own ([robby.Agent.Clone]);
-// the agent is not closed. A run that fails is a failing run, not an
-// error: the error is that of options or a dataset that cannot run, or
-// ctx's, with the report of the runs done.
+// Run runs every case of d on agent, as the options say, and reports how they
+// did. Each run has a clone of agent of its own ([robby.Agent.Clone]); the
+// agent is not closed. A run that fails is a failing run, not an error. The
+// error is that of options or a dataset that cannot run, or ctx's. It comes
+// with the report of the runs done.
 //
 // Run is safe for concurrent use, as the agent and evaluators must be.
 func Run(ctx context.Context, d Dataset, agent *robby.Agent, opts ...Option) (*Report, error) {

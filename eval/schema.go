@@ -11,9 +11,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// ValidJSON passes an answer that is JSON valid for schema: the text of
-// the answer (inside a code fence, if it is in one), or the value of a
-// [Typed] run. It fails to build when schema is not a JSON Schema.
+// ValidJSON passes an answer that is JSON valid for schema. The answer is its
+// text (inside a code fence, if it is in one), or the value of a [Typed] run.
+// It fails to build when schema is not a JSON Schema.
 func ValidJSON(schema map[string]any) (Evaluator, error) {
 	b, err := json.Marshal(schema)
 	if err != nil {
@@ -39,8 +39,8 @@ func ValidJSON(schema map[string]any) (Evaluator, error) {
 	}), nil
 }
 
-// ValidFor passes an answer that decodes strictly into a T: JSON valid for
-// T's schema (as [jsonschema.For] infers it), with no unknown field.
+// ValidFor passes an answer that decodes strictly into a T. It must be JSON
+// valid for T's schema (as [jsonschema.For] infers it), with no unknown field.
 func ValidFor[T any]() Evaluator {
 	rs, schemaErr := resolvedFor[T]()
 	name := fmt.Sprintf("valid_for %T", *new(T))
@@ -75,8 +75,8 @@ func resolvedFor[T any]() (*jsonschema.Resolved, error) {
 }
 
 // EqualsExpectedValue passes a [Typed] run whose value equals the case's
-// ExpectedValue, both compared as JSON: a struct and the map of its
-// fields are equal.
+// ExpectedValue. Both are compared as JSON: a struct and the map of its fields
+// are equal.
 func EqualsExpectedValue() Evaluator {
 	return Func("equals_value", func(_ context.Context, out *Output) (Score, error) {
 		return equalsValue(out, out.Case.ExpectedValue), nil

@@ -13,18 +13,18 @@ import (
 	"github.com/robby-go/robby/robbytest"
 )
 
-// A Scripted is a model that plays the cases of a dataset from the
-// scripts in their metadata ("script"), in process: a dataset runs
-// offline, to try its checks, reports and CI before a real model takes
-// over (robby eval does so without an endpoint). A script is a list of
-// runs, run i of a case following script[i % len]; a run is its turns'
-// replies: a text, or a tool call {"call": NAME, "arguments": {...},
-// "result": TEXT} whose result the scripted tool NAME gives:
+// A Scripted is a model that plays the cases of a dataset from the scripts in
+// their metadata ("script"), in process. A dataset so runs offline, to try its
+// checks, reports and CI before a real model takes over. (robby eval does so
+// without an endpoint.) A script is a list of runs: run i of a case follows
+// script[i % len]. A run is its turns' replies. Each is a text, or a tool call
+// {"call": NAME, "arguments": {...}, "result": TEXT}. The scripted tool NAME
+// gives the call's result:
 //
 //	"metadata": {"script": [[{"call": "lookup", "arguments": {"country": "Norway"}, "result": "Oslo"}, "Oslo."], ["Bergen."]]}
 //
-// Its judge passes an answer that holds the case's expected answer. A
-// Scripted is safe for concurrent use.
+// Its judge passes an answer that holds the case's expected answer. A Scripted
+// is safe for concurrent use.
 type Scripted struct {
 	// Model and Judge are the endpoints of the model and of the judge.
 	Model, Judge *robbytest.Server
@@ -91,9 +91,9 @@ func NewScripted(d Dataset) (*Scripted, error) {
 	return s, nil
 }
 
-// LoadScripted is [NewScripted] of the dataset in a file, judge checks
-// and all, to start before the agents that talk to it; nil when no case
-// has a script.
+// LoadScripted is [NewScripted] of the dataset in a file, judge checks and all.
+// Start it before the agents that talk to it. It returns nil when no case has a
+// script.
 func LoadScripted(path string) (*Scripted, error) {
 	// The judge checks need an agent to load; this one is never asked.
 	unasked, err := robby.New(robby.WithModel("unasked"), robby.WithBaseURL("http://127.0.0.1:1"))
@@ -137,9 +137,9 @@ func (s *Scripted) Tools() []robby.Tool {
 	return tools
 }
 
-// reply answers a request with the next turn of its case's script. The
-// first turn of a run takes the case's next script; later turns find
-// theirs from the ids of the tool calls they answer (call_R_T_I).
+// reply answers a request with the next turn of its case's script. The first
+// turn of a run takes the case's next script. Later turns find theirs from the
+// ids of the tool calls they answer (call_R_T_I).
 func (s *Scripted) reply(req robbytest.Request) robbytest.Reply {
 	key := ""
 	for _, m := range req.Messages {

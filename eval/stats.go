@@ -22,9 +22,9 @@ func wilson(c, n int) (lo, hi float64) {
 	return max(0, center-half), min(1, center+half)
 }
 
-// passHatK estimates pass^k from c passes in n runs: C(c,k)/C(n,k), the
-// chance that k runs drawn from the n without replacement all passed,
-// an unbiased estimate of p^k. It needs k <= n.
+// passHatK estimates pass^k from c passes in n runs as C(c,k)/C(n,k). That is
+// the chance that k runs drawn from the n without replacement all passed, an
+// unbiased estimate of p^k. It needs k <= n.
 func passHatK(c, n, k int) float64 {
 	if k > n || n == 0 {
 		return math.NaN()
@@ -36,9 +36,9 @@ func passHatK(c, n, k int) float64 {
 	return max(est, 0)
 }
 
-// fisher returns the two-sided p-value of Fisher's exact test on the 2x2
-// table of passes and failures of two runs of a case: the chance, were
-// both equally good, of tables at most as likely as this one.
+// fisher returns the two-sided p-value of Fisher's exact test on the 2x2 table
+// of passes and failures of two runs of a case. That is the chance, were both
+// equally good, of tables at most as likely as this one.
 func fisher(pass1, n1, pass2, n2 int) float64 {
 	passes, total := pass1+pass2, n1+n2
 	lo, hi := max(0, passes-n2), min(passes, n1)

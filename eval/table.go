@@ -8,10 +8,10 @@ import (
 	"unicode"
 )
 
-// WriteTable writes r as a table for a terminal: a line a case, the
-// overall figures, the comparison with a baseline, and the first failure
-// of each failing case. Control characters in model text are replaced, so
-// that an answer cannot drive the terminal.
+// WriteTable writes r as a table for a terminal. It shows a line a case, the
+// overall figures, and the comparison with a baseline. It also shows the first
+// failure of each failing case. Control characters in model text are replaced,
+// so an answer cannot drive the terminal.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "CASE\tRUNS\tPASSED\tPASS RATE\t95%% CI\tPASS^%d\tTOKENS\tCOST\tP50\tP95\t\n", r.K)

@@ -13,8 +13,8 @@ import (
 const (
 	// EndpointEnv names the model endpoint; without it, Test skips.
 	EndpointEnv = "OPENAI_BASE_URL"
-	// RequireEnv, set to anything but empty, makes Test fail instead of
-	// skip without an endpoint: for the CI job that must run the evals.
+	// RequireEnv, set to anything but empty, makes Test fail instead of skip
+	// without an endpoint. It is for the CI job that must run the evals.
 	RequireEnv = "ROBBY_EVAL_REQUIRE"
 )
 
@@ -31,11 +31,11 @@ const (
 //
 // Without a model endpoint ($OPENAI_BASE_URL) t is skipped, unless
 // $ROBBY_EVAL_REQUIRE is set: then it fails. Otherwise newAgent builds the
-// agent (close it with t.Cleanup) and the cases run as [Run] runs them,
-// only those that -run selects. Each case's subtest fails when its pass
-// rate is under the threshold ([WithThreshold]), with every failure's
-// reasons; it logs its figures either way. Test returns the report, for
-// the caller to save or compare, or nil when nothing ran.
+// agent (close it with t.Cleanup). The cases run as [Run] runs them, only those
+// that -run selects. A case's subtest fails when its pass rate is under the
+// threshold ([WithThreshold]), with every failure's reasons. It logs its
+// figures either way. Test returns the report, for the caller to save or
+// compare, or nil when nothing ran.
 func Test(t *testing.T, d Dataset, newAgent func(t *testing.T) *robby.Agent, opts ...Option) *Report {
 	t.Helper()
 	if os.Getenv(EndpointEnv) == "" {

@@ -16,7 +16,7 @@ func ToolCalled(name string) Evaluator {
 }
 
 // ToolCalledWith passes a run that called the tool name at least once with
-// arguments holding args: each key of args, with a value equal to it as
+// arguments holding args. Each key of args must have a value equal to it as
 // JSON. Other arguments may be there too.
 func ToolCalledWith(name string, args map[string]any) Evaluator {
 	want := normalize(args)
