@@ -40,8 +40,8 @@ func (w *activities) publish(ctx context.Context, e robby.Event) {
 	}
 }
 
-// Model runs one turn of the agent: one model request, with the results
-// of the calls before it, its deltas streamed to the subscriber.
+// Model runs one turn of the agent: one model request, with the results of the
+// calls before it. Its deltas are streamed to the subscriber.
 func (w *activities) Model(ctx context.Context, in turnInput) (*turnOutput, error) {
 	a, err := w.agent(in.Agent)
 	if err != nil {
@@ -118,8 +118,8 @@ func (w *activities) turnOutput(a *robby.Agent, res *robby.Result) *turnOutput {
 	return out
 }
 
-// turnError sorts a turn's error: the limits end the run with its partial
-// result; an endpoint's refusal is not retried; the rest is.
+// turnError sorts a turn's error. The limits end the run with its partial
+// result. An endpoint's refusal is not retried; the rest is.
 func turnError(res *robby.Result, err error) (*turnOutput, error) {
 	var apiErr *robby.APIError
 	switch {
@@ -159,8 +159,8 @@ func (w *activities) Tool(ctx context.Context, in toolInput) (robby.ToolResult, 
 }
 
 // heartbeat records the activity's heartbeat at a third of its heartbeat
-// timeout until stopped, so that a dead worker is found out soon while a
-// live one is never taken for dead.
+// timeout, until stopped. A dead worker is so found out soon, and a live one
+// never taken for dead.
 func heartbeat(ctx context.Context) (stop func()) {
 	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
 	if every <= 0 {

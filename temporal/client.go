@@ -23,8 +23,8 @@ type Run struct {
 
 // Start starts a durable run of req on the task queue opts names
 // ([DefaultTaskQueue] if none). If opts.ID names a run still going, Start
-// attaches to it instead, whatever req says: a caller that lost its
-// process finds its run again by ID.
+// attaches to it instead, whatever req says. A caller that lost its process so
+// finds its run again by ID.
 func Start(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, req Request) (*Run, error) {
 	if req.Agent == "" {
 		return nil, errors.New("robby/temporal: the request names no agent")
@@ -104,8 +104,8 @@ func (r *Run) SendToolResults(ctx context.Context, results ...robby.ToolResult) 
 }
 
 // Approve answers a call that waits for an approval
-// ([Progress.AwaitingApproval]): a refused call is not run, and the model
-// reads the reason, with [robby.ErrNotApproved].
+// ([Progress.AwaitingApproval]). A refused call is not run. The model reads the
+// reason, with [robby.ErrNotApproved].
 func (r *Run) Approve(ctx context.Context, a Approval) error {
 	if err := r.c.SignalWorkflow(ctx, r.id, "", ApprovalSignal, a); err != nil {
 		return fmt.Errorf("robby/temporal: sending an approval to run %s: %w", r.id, err)
@@ -122,10 +122,9 @@ func (r *Run) Cancel(ctx context.Context) error {
 	return nil
 }
 
-// RunTyped starts a durable run whose answer is a T, as [robby.RunTyped]
-// asks for one: the model is asked for JSON of T's schema
-// (response_format json_schema), and its answer decoded into T. It waits
-// for the run to end.
+// RunTyped starts a durable run whose answer is a T, as [robby.RunTyped] asks
+// for one. The model is asked for JSON of T's schema (response_format
+// json_schema). Its answer is decoded into T. It waits for the run to end.
 func RunTyped[T any](ctx context.Context, c client.Client, opts client.StartWorkflowOptions, req Request) (T, *robby.Result, error) {
 	var zero T
 	schema, err := jsonschema.For[T](nil)

@@ -30,8 +30,8 @@ const (
 	DefaultHeartbeatTimeout = 10 * time.Second
 )
 
-// A Request starts a durable run: what a call of [robby.Agent.Run] and its
-// run options say, in a form the workflow's history can hold. It holds no
+// A Request starts a durable run. It says what a call of [robby.Agent.Run] and
+// its run options say, in a form the workflow's history can hold. It holds no
 // secret: the agent it names is resolved on the worker.
 type Request struct {
 	// Agent names the agent, as the workers registered it ([Agents]).
@@ -50,9 +50,9 @@ type Request struct {
 	Approve []string `json:"approve,omitempty"`
 	// System are system messages for this run only ([robby.WithRunSystem]).
 	System []string `json:"system,omitempty"`
-	// Params, if set, are request parameters laid over the agent's for
-	// this run ([robby.WithRunParams]): openai.ChatCompletionNewParams as
-	// JSON, without messages or tools.
+	// Params, if set, are request parameters laid over the agent's for this run
+	// ([robby.WithRunParams]). They are openai.ChatCompletionNewParams as JSON,
+	// without messages or tools.
 	Params json.RawMessage `json:"params,omitempty"`
 	// Model, if set, replaces the agent's model for this run.
 	Model string `json:"model,omitempty"`
@@ -60,14 +60,14 @@ type Request struct {
 	// ([RunTyped] sets it).
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
 	// EndOnCallerTools ends the run, without error, when the model calls
-	// caller-run tools, their calls in [robby.Result.Pending], as
-	// [robby.Agent.Run] does, instead of waiting for their results: for a
-	// caller that answers them in a run of its own, as an endpoint's
+	// caller-run tools. Their calls are in [robby.Result.Pending], as
+	// [robby.Agent.Run] does. The run does not wait for their results. It is
+	// for a caller that answers them in a run of its own, as an endpoint's
 	// client does.
 	EndOnCallerTools bool `json:"end_on_caller_tools,omitempty"`
-	// TurnsPerRun bounds the turns of one workflow run: the run then
-	// continues as new, carrying the conversation, which keeps each
-	// history short. 0 means [DefaultTurnsPerRun].
+	// TurnsPerRun bounds the turns of one workflow run. The run then continues
+	// as new, carrying the conversation, which keeps each history short. 0
+	// means [DefaultTurnsPerRun].
 	TurnsPerRun int `json:"turns_per_run,omitempty"`
 	// ModelTimeout bounds one model request, retries within it included.
 	// 0 means [DefaultModelTimeout].

@@ -11,15 +11,15 @@ import (
 	"github.com/robby-go/robby/openaiserver"
 )
 
-// ResponsesRunner runs an endpoint's background responses as durable
-// runs ([openaiserver.Options.Background]): each response a workflow whose
-// ID is the response's, on workers that serve the endpoint's agents. It
-// is safe for concurrent use.
+// ResponsesRunner runs an endpoint's background responses as durable runs
+// ([openaiserver.Options.Background]). Each response is a workflow whose ID is
+// the response's. It runs on workers that serve the endpoint's agents. It is
+// safe for concurrent use.
 type ResponsesRunner struct {
 	Client    client.Client
 	TaskQueue string // DefaultTaskQueue if empty
-	// Agent, if set, names the agent every response runs on, whatever
-	// model its request names: the name the workers serve it under.
+	// Agent, if set, names the agent every response runs on, whatever model its
+	// request names. It is the name the workers serve it under.
 	Agent string
 }
 

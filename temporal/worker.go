@@ -23,11 +23,11 @@ type Registry interface {
 // Options change what [Register] registers.
 type Options struct {
 	// Events, if set, gets every event of the runs on this worker as it
-	// happens: the model's text, reasoning and tool-call deltas, each
-	// tool call and its result, the end of each turn. It is called from
-	// the activities, outside the workflow, so that streaming cannot
-	// make it non-deterministic; it must not block. A replayed or retried
-	// activity may repeat events of a turn.
+	// happens. Events are the model's text, reasoning and tool-call deltas,
+	// each tool call and its result, and the end of each turn. It is called
+	// from the activities, outside the workflow, so streaming cannot make it
+	// non-deterministic. It must not block. A replayed or retried activity may
+	// repeat events of a turn.
 	Events func(workflowID string, e robby.Event)
 }
 

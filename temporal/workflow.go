@@ -13,15 +13,15 @@ import (
 	"github.com/robby-go/robby"
 )
 
-// Workflow is a durable run of the agent req names: the ReAct loop, each
-// model request and each tool call an activity. Its result is the run's
+// Workflow is a durable run of the agent req names: the ReAct loop, each model
+// request and each tool call an activity. Its result is the run's
 // [robby.Result]. A run that reached its turn limit or budget fails with an
-// application error of type "robby.MaxTurns" or "robby.Budget" whose
-// details are the partial result; [Run.Result] turns it back into
-// [robby.ErrMaxTurns] or [robby.ErrBudget].
+// application error of type "robby.MaxTurns" or "robby.Budget". Its details are
+// the partial result. [Run.Result] turns it back into [robby.ErrMaxTurns] or
+// [robby.ErrBudget].
 //
-// Like every workflow, it must stay deterministic: see docs/DURABLE.md,
-// and the replay tests that keep it so.
+// Like every workflow, it must stay deterministic: see docs/DURABLE.md, and the
+// replay tests that keep it so.
 func Workflow(ctx workflow.Context, req Request) (*robby.Result, error) {
 	r := newLoop(req)
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, r.progress); err != nil {
@@ -142,8 +142,8 @@ func (r *loop) endTurn(out *turnOutput) {
 	r.events = append(r.events, robby.Event{Kind: robby.EventTurnEnd, Turn: r.res.Turns, Usage: &u})
 }
 
-// answer gets the results of a turn's calls: from the caller for its
-// tools, from tool activities for the agent's.
+// answer gets the results of a turn's calls. The caller gives those of its
+// tools, tool activities those of the agent's.
 func (r *loop) answer(ctx workflow.Context, out *turnOutput) error {
 	calls := out.Result.Pending
 	if r.isCaller(calls[0]) { // the agent pauses on caller-run calls alone
@@ -271,8 +271,8 @@ func (r *loop) toolOptions(out *turnOutput, name string) workflow.ActivityOption
 	}
 }
 
-// awaitApprovals waits for an approval of each call to run that needs one,
-// and returns the reasons of those refused, by call ID.
+// awaitApprovals waits for an approval of each call to run that needs one. It
+// returns the reasons of those refused, by call ID.
 func (r *loop) awaitApprovals(ctx workflow.Context, calls []robby.ToolCall, run []int) (map[string]string, error) {
 	for _, i := range run {
 		if slices.Contains(r.req.Approve, "*") || slices.Contains(r.req.Approve, calls[i].Name) {

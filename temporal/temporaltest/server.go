@@ -1,7 +1,8 @@
 // Package temporaltest starts a Temporal development server for tests of
-// durable runs: the binary that temporal/internal/devserver builds (SQLite
-// in memory, the "default" namespace, no UI), named by the environment
-// variable ROBBY_TEMPORAL_SERVER. Nothing is downloaded at test time.
+// durable runs. It runs the binary that temporal/internal/devserver builds,
+// named by the environment variable ROBBY_TEMPORAL_SERVER. The server keeps
+// SQLite in memory, has the "default" namespace, and no UI. Nothing is
+// downloaded at test time.
 package temporaltest
 
 import (
@@ -18,9 +19,9 @@ import (
 // ServerEnv names the variable that gives the dev server's path.
 const ServerEnv = "ROBBY_TEMPORAL_SERVER"
 
-// StartServer starts a dev server on a free port of 127.0.0.1 and returns
-// its frontend's address; the server stops with the test. Without a
-// server binary the test is skipped, except under CI=true, where it fails.
+// StartServer starts a dev server on a free port of 127.0.0.1 and returns its
+// frontend's address. The server stops with the test. Without a server binary
+// the test is skipped, except under CI=true, where it fails.
 func StartServer(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv(ServerEnv)

@@ -1,11 +1,12 @@
-// Command devserver runs a Temporal development server for robby's tests:
-// every service in one process, SQLite persistence (in memory unless -db is
-// given), the "default" namespace registered at start, no web UI.
+// Command devserver runs a Temporal development server for robby's tests. It
+// runs every service in one process, with SQLite persistence (in memory unless
+// -db is given). It registers the "default" namespace at start, and has no web
+// UI.
 //
 // It is built from go.temporal.io/server as the Temporal CLI's "server
-// start-dev" is, because the CLI cannot be installed from the Go module proxy
-// and tests must not download anything. It lives in a module of its own, outside
-// go.work, so that the server's many dependencies never touch robby's modules.
+// start-dev" is. The CLI cannot be installed from the Go module proxy, and tests
+// must not download anything. It lives in a module of its own, outside go.work.
+// The server's many dependencies so never touch robby's modules.
 //
 // It prints "ready HOST:PORT" on standard output once the frontend accepts
 // connections, and stops on SIGINT or SIGTERM.
