@@ -1,14 +1,14 @@
 // Package agui serves a robby agent over AG-UI, the event protocol of
-// CopilotKit and of the agent UIs built on @ag-ui/client: it complements
-// package openaiserver, which speaks OpenAI's APIs, and package uistream,
-// which speaks the Vercel AI SDK's.
+// CopilotKit and of the agent UIs built on @ag-ui/client. It complements
+// package openaiserver, which speaks OpenAI's APIs, and package uistream, which
+// speaks the Vercel AI SDK's.
 //
 //	h := agui.New(agent, agui.Options{Tokens: tokens, Store: store})
 //	http.Handle("POST /ag-ui", h)
 //
 // A [Handler] answers a POST of a RunAgentInput ({"threadId", "runId",
-// "messages", "tools", ...}), on any path, with server-sent events, each
-// an AG-UI event as JSON. Robby's events map one to one:
+// "messages", "tools", ...}), on any path. It answers with server-sent events,
+// each an AG-UI event as JSON. Robby's events map one to one:
 //
 //	run starts            RUN_STARTED
 //	text                  TEXT_MESSAGE_START, TEXT_MESSAGE_CONTENT..., TEXT_MESSAGE_END
@@ -23,23 +23,22 @@
 //	run ends              RUN_FINISHED, with usage and outcome
 //	run fails             RUN_ERROR
 //
-// The input's tools are the front end's own: the model may call them
-// beside the agent's ([robby.WithCallerTools]); such a call ends the run
-// (RUN_FINISHED, outcome "success" with pendingToolCallIds), and the next
-// run carries its result as a tool message. A run stopped by the agent's
-// budget or turn limit finishes with result {"stopped": "budget"} or
-// {"stopped": "max_turns"}.
+// The input's tools are the front end's own. The model may call them beside the
+// agent's ([robby.WithCallerTools]). Such a call ends the run (RUN_FINISHED,
+// outcome "success" with pendingToolCallIds). The next run carries its result
+// as a tool message. A run stopped by the agent's budget or turn limit finishes
+// with result {"stopped": "budget"} or {"stopped": "max_turns"}.
 //
 // # Conversations
 //
-// Without a store, the conversation is the input's messages, as AG-UI
-// clients send them (user, system, developer, assistant with toolCalls,
-// tool). With [Options.Store], threadId names a stored conversation of the
-// user the bearer token authenticates: the history is the store's, and
-// only the input's last message is read, the user's new one, or the
-// tool messages after the last assistant message, which answer its calls.
+// Without a store, the conversation is the input's messages, as AG-UI clients
+// send them (user, system, developer, assistant with toolCalls, tool). With
+// [Options.Store], threadId names a stored conversation of the user the bearer
+// token authenticates. The history is the store's. Only what is new in the
+// input is read: its last message, the user's new one, or the tool messages
+// after the last assistant message, which answer its calls.
 //
-// A client that goes away cancels the run and its tools; the store keeps
-// the messages completed before, then the error record of the cancelled
-// run, never a message in part.
+// A client that goes away cancels the run and its tools. The store keeps the
+// messages completed before, then the error record of the cancelled run. It
+// never keeps a message in part.
 package agui

@@ -30,10 +30,10 @@ type Options struct {
 	Tokens map[string]string
 	// Store keeps each user's threads. Closing it is the caller's job.
 	Store robby.Store
-	// CORSOrigins are the web origins (or "*") whose pages may call the
-	// handler from a browser; a request from another origin is answered
-	// 403. A page of the server's own origin needs no listing (with no
-	// Tokens, only when the server is addressed by IP or as localhost).
+	// CORSOrigins are the web origins (or "*") whose pages may call the handler
+	// from a browser. A request from another origin is answered 403. A page of
+	// the server's own origin needs no listing. With no Tokens, that holds only
+	// when the server is addressed by IP or as localhost.
 	CORSOrigins []string
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.

@@ -46,8 +46,8 @@ type wireToolCall struct {
 	} `json:"function"`
 }
 
-// An input is a decoded RunAgentInput: the history, and what is new, the
-// user's prompt or the results of the front end's tools.
+// An input is a decoded RunAgentInput: the history, and what is new. What is
+// new is the user's prompt, or the results of the front end's tools.
 type input struct {
 	ThreadID, RunID string
 	history         []openai.ChatCompletionMessageParamUnion
@@ -161,9 +161,9 @@ func (h *Handler) start(r *http.Request, in *input) (iter.Seq2[robby.Event, erro
 	return conv.ResumeStream(r.Context(), opts...), nil
 }
 
-// onlyClientResults refuses results that answer calls of the agent's own
-// tools in the stored thread: the agent runs those (a call a crash left
-// unanswered is run again), never the client.
+// onlyClientResults refuses results that answer calls of the agent's own tools
+// in the stored thread. The agent runs those, never the client. A call a crash
+// left unanswered is run again.
 func (h *Handler) onlyClientResults(ctx context.Context, user string, in *input) error {
 	own := map[string]bool{}
 	for _, t := range h.agent.Tools() {

@@ -1,12 +1,11 @@
 // Package pgstore is a [robby.Store] in PostgreSQL, through
-// github.com/jackc/pgx/v5, for servers whose replicas share
-// conversations.
+// github.com/jackc/pgx/v5, for servers whose replicas share conversations.
 //
-// [Open] creates the store's tables, or migrates them to this version's
-// schema, itself; replicas starting together take turns (an advisory
-// lock). The tables are named robby_store_*, so the database can hold an
-// application's own beside them. Messages are kept in a json column, as
-// they were given, so they can be queried with PostgreSQL's JSON operators.
+// [Open] creates the store's tables, or migrates them to this version's schema,
+// itself. Replicas starting together take turns (an advisory lock). The tables
+// are named robby_store_*, so the database can hold an application's own beside
+// them. Messages are kept in a json column, as they were given. They can so be
+// queried with PostgreSQL's JSON operators.
 package pgstore
 
 import (
@@ -31,9 +30,9 @@ type Store struct {
 
 var _ robby.Store = (*Store)(nil)
 
-// Open connects to the database that connString names (a URL or key=value
-// string, as pgx takes: "postgres://user@host/db"), sets up the store's
-// tables and returns the store. Close it when done.
+// Open connects to the database that connString names, sets up the store's
+// tables and returns the store. connString is a URL or key=value string, as pgx
+// takes: "postgres://user@host/db". Close it when done.
 func Open(ctx context.Context, connString string) (*Store, error) {
 	pool, err := pgxpool.New(ctx, connString)
 	if err != nil {
@@ -119,8 +118,8 @@ func insertConversation(ctx context.Context, q querier, c robby.Conversation, se
 	return err
 }
 
-// chain is the segments that hold messages 1 to hi of a conversation,
-// from segment seg (the query's arguments: seg, hi) up: each holds the
+// chain is the segments that hold messages 1 to hi of a conversation, from
+// segment seg up. The query's arguments are seg and hi. Each segment holds the
 // messages after lo up to hi. Each step up is a lookup (see holder).
 const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 	SELECT id, parent, base, $2::bigint FROM robby_store_segments WHERE id = $1
@@ -154,11 +153,10 @@ func getConversation(ctx context.Context, q querier, user, id, lock string) (rob
 	return c, seg, err
 }
 
-// Load implements [robby.Store]. It reads from one snapshot, so the
-// messages are those the conversation counts: its segment's and, up the
-// chain of segments it continues, those before each fork. Each segment's
-// are an index range (OFFSET 0 keeps the subquery a lookup a segment; see
-// holder).
+// Load implements [robby.Store]. It reads from one snapshot, so the messages
+// are those the conversation counts. They are its segment's, and those before
+// each fork up the chain of segments it continues. Each segment's are an index
+// range. OFFSET 0 keeps the subquery a lookup a segment (see holder).
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
 	var c robby.Conversation
 	var msgs []robby.Message

@@ -6,9 +6,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// newSegment stores an empty segment of user continuing the first base
-// messages of segment parent (none: 0), kept by one conversation, and
-// returns its ID.
+// newSegment stores an empty segment of user, kept by one conversation, and
+// returns its ID. It continues the first base messages of segment parent (none:
+// 0).
 func newSegment(ctx context.Context, tx pgx.Tx, user string, parent, base int64) (int64, error) {
 	var p *int64
 	if parent != 0 {
@@ -24,13 +24,13 @@ func newSegment(ctx context.Context, tx pgx.Tx, user string, parent, base int64)
 	return id, err
 }
 
-// holder returns the segment, seg or one it continues, that holds message
-// n of seg's conversation (0 when n is 0), so that a fork at n continues
-// it directly: a chain of segments holds no segment a fork skips.
+// holder returns the segment that holds message n of seg's conversation: seg or
+// one it continues. It is 0 when n is 0. A fork at n so continues it directly:
+// a chain of segments holds no segment a fork skips.
 //
-// Here and in Load, each step up is a subquery with a LIMIT, which the
-// planner keeps apart: an index lookup a step, whatever the statistics
-// say (a fresh table's would have it scan the table at every step).
+// Here and in Load, each step up is a subquery with a LIMIT, which the planner
+// keeps apart. So each step is an index lookup, whatever the statistics say. A
+// fresh table's statistics would have it scan the table at every step.
 func holder(ctx context.Context, tx pgx.Tx, seg, n int64) (int64, error) {
 	if n == 0 {
 		return 0, nil
@@ -47,9 +47,8 @@ func holder(ctx context.Context, tx pgx.Tx, seg, n int64) (int64, error) {
 	return id, err
 }
 
-// release drops a reference to segment seg, and deletes it (its messages
-// go with it) when it was the last, then releases the segment it
-// continued.
+// release drops a reference to segment seg. When it was the last, it deletes
+// seg (its messages go with it), then releases the segment seg continued.
 func release(ctx context.Context, tx pgx.Tx, seg int64) error {
 	for seg != 0 {
 		var refs int64

@@ -9,14 +9,13 @@ import (
 
 // migrations bring the schema from version i to i+1.
 //
-// Since version 2 a fork shares its messages with the conversation it
-// came from: each conversation writes to a segment of its own, which
-// continues the segment holding its first base messages (parent). Refs
-// counts what keeps a segment: its conversation, until deleted, and the
-// segments that continue it. A segment no longer kept goes, with its
-// messages, and releases its parent. Version 3 adds the conversations'
-// metadata; version 4 the usage of each message's model calls, and the
-// conversations' totals.
+// Since version 2 a fork shares its messages with the conversation it came
+// from. Each conversation writes to a segment of its own. It continues the
+// segment holding its first base messages (parent). Refs counts what keeps a
+// segment: its conversation, until deleted, and the segments that continue it.
+// A segment no longer kept goes, with its messages, and releases its parent.
+// Version 3 adds the conversations' metadata. Version 4 adds the usage of each
+// message's model calls, and the conversations' totals.
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  TEXT NOT NULL,

@@ -5,9 +5,9 @@ import (
 	"database/sql"
 )
 
-// newSegment stores an empty segment of user continuing the first base
-// messages of segment parent (none: 0), kept by one conversation, and
-// returns its ID.
+// newSegment stores an empty segment of user, kept by one conversation, and
+// returns its ID. It continues the first base messages of segment parent (none:
+// 0).
 func newSegment(ctx context.Context, tx *sql.Tx, user string, parent, base int64) (int64, error) {
 	p := sql.NullInt64{Int64: parent, Valid: parent != 0}
 	var id int64
@@ -20,9 +20,9 @@ func newSegment(ctx context.Context, tx *sql.Tx, user string, parent, base int64
 	return id, err
 }
 
-// holder returns the segment, seg or one it continues, that holds message
-// n of seg's conversation (0 when n is 0), so that a fork at n continues
-// it directly: a chain of segments holds no segment a fork skips.
+// holder returns the segment that holds message n of seg's conversation: seg or
+// one it continues. It is 0 when n is 0. A fork at n so continues it directly:
+// a chain of segments holds no segment a fork skips.
 func holder(ctx context.Context, tx *sql.Tx, seg, n int64) (int64, error) {
 	if n == 0 {
 		return 0, nil
@@ -37,8 +37,8 @@ func holder(ctx context.Context, tx *sql.Tx, seg, n int64) (int64, error) {
 	return id, err
 }
 
-// release drops a reference to segment seg, and deletes it and its
-// messages when it was the last, then releases the segment it continued.
+// release drops a reference to segment seg. When it was the last, it deletes
+// seg and its messages, then releases the segment seg continued.
 func release(ctx context.Context, tx *sql.Tx, seg int64) error {
 	for seg != 0 {
 		var refs int64

@@ -1,16 +1,16 @@
-// Package sqlitestore is a [robby.Store] in one SQLite file, through the
-// pure Go driver modernc.org/sqlite (no cgo).
+// Package sqlitestore is a [robby.Store] in one SQLite file, through the pure
+// Go driver modernc.org/sqlite (no cgo).
 //
-// The file is in WAL mode: readers never wait for the writer. Writes of
-// one process go through one connection, in turn; writes of several
-// processes sharing the file wait for each other (a busy timeout, then
-// retries until the context ends), so "database is locked" never reaches
-// the caller. Every commit is synced to disk (synchronous=FULL): a message
-// that Append stored survives a crash of the process or of the machine.
+// The file is in WAL mode: readers never wait for the writer. Writes of one
+// process go through one connection, in turn. Writes of several processes
+// sharing the file wait for each other: a busy timeout, then retries until the
+// context ends. So "database is locked" never reaches the caller. Every commit
+// is synced to disk (synchronous=FULL). A message that Append stored survives a
+// crash of the process or of the machine.
 //
-// The store's tables are named robby_store_*; other parts of an
-// application (robby's knowledge base among them) may keep their own
-// tables in the same file.
+// The store's tables are named robby_store_*. Other parts of an application
+// (robby's knowledge base among them) may keep their own tables in the same
+// file.
 package sqlitestore
 
 import (
@@ -43,10 +43,10 @@ var _ robby.Store = (*Store)(nil)
 // before a statement returns SQLITE_BUSY, which [Store] then retries.
 const busyTimeout = 5 * time.Second
 
-// Open opens the store in the SQLite file at path, creating the file and
-// the store's tables, or migrating them to this version's schema, as
-// needed. The path is a file's path, never a URI: "what?.db" is that file.
-// Close it when done.
+// Open opens the store in the SQLite file at path. It creates the file and the
+// store's tables, or migrates them to this version's schema, as needed. The
+// path is a file's path, never a URI: "what?.db" is that file. Close it when
+// done.
 func Open(ctx context.Context, path string) (*Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
@@ -195,9 +195,9 @@ func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, s
 	return nil
 }
 
-// Load implements [robby.Store]. It reads in one transaction, so the
-// messages are those the conversation counts: its segment's and, up the
-// chain of segments it continues, those before each fork.
+// Load implements [robby.Store]. It reads in one transaction, so the messages
+// are those the conversation counts. They are its segment's, and those before
+// each fork up the chain of segments it continues.
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -232,8 +232,8 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 	return c, msgs, nil
 }
 
-// chain is the segments that hold messages 1 to hi of a conversation,
-// from segment seg (the query's arguments: hi, seg) up: each holds the
+// chain is the segments that hold messages 1 to hi of a conversation, from
+// segment seg up. The query's arguments are hi and seg. Each segment holds the
 // messages after lo up to hi.
 const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 	SELECT id, parent, base, ? FROM robby_store_segments WHERE id = ?
@@ -244,10 +244,10 @@ const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 // maxInt64 is the largest count a conversation's usage sums to.
 const maxInt64 = "9223372036854775807"
 
-// messageUsage and sumUsage read convstore.UsageColumns of messages m.
-// A sum saturates at the largest int64, as robby.Usage.Add does: SQLite's
-// sum fails on overflow, so counts are summed as REAL (total, exact up to
-// 2^53) and cast back, which stops at the bound.
+// messageUsage and sumUsage read convstore.UsageColumns of messages m. A sum
+// saturates at the largest int64, as robby.Usage.Add does. SQLite's sum fails
+// on overflow. So counts are summed as REAL (total, exact up to 2^53) and cast
+// back, which stops at the bound.
 const (
 	messageUsage = `m.prompt_tokens, m.completion_tokens, m.total_tokens, m.cached_prompt_tokens, m.reasoning_tokens, m.cost`
 	sumUsage     = `CAST(total(m.prompt_tokens) AS INTEGER), CAST(total(m.completion_tokens) AS INTEGER),
@@ -295,13 +295,13 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	}))
 }
 
-// touch counts msgs and their usage in a conversation that holds after,
-// marks it updated and returns the segment it writes to.
+// touch counts msgs and their usage in a conversation that holds after, and
+// marks it updated. It returns the segment the conversation writes to.
 func touch(ctx context.Context, tx *sql.Tx, user, id string, after int64, msgs []robby.Message, now time.Time) (int64, error) {
 	var seg int64
 	args := append([]any{len(msgs), now.UnixMicro()}, convstore.UsageArgs(convstore.SumUsage(msgs))...)
-	// A count's sum stops at the largest int64: SQLite makes an integer
-	// sum that overflows a REAL, which min brings back to the bound.
+	// A count's sum stops at the largest int64. SQLite makes an integer sum
+	// that overflows a REAL, which min brings back to the bound.
 	err := tx.QueryRowContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?,
 		prompt_tokens = min(prompt_tokens + ?, `+maxInt64+`), completion_tokens = min(completion_tokens + ?, `+maxInt64+`),
 		total_tokens = min(total_tokens + ?, `+maxInt64+`), cached_prompt_tokens = min(cached_prompt_tokens + ?, `+maxInt64+`),

@@ -36,8 +36,8 @@ func (h *Handler) noStore(w http.ResponseWriter) bool {
 }
 
 // listChats answers GET /api/chats: a page of the user's chats, the most
-// recently updated first ({"data": [...], "next": cursor}; ?limit= and
-// ?cursor= page it).
+// recently updated first. The page is {"data": [...], "next": cursor}; ?limit=
+// and ?cursor= page it.
 func (h *Handler) listChats(w http.ResponseWriter, r *http.Request) {
 	if h.noStore(w) {
 		return
@@ -115,10 +115,10 @@ func (h *Handler) deleteChat(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "deleted": true})
 }
 
-// uiMessages returns stored messages as UI messages: each user message
-// one; the assistant's messages and tool results after it one, a step an
-// assistant message, with its usage in its metadata. An error record ends
-// the answer it stopped, in its metadata's "error".
+// uiMessages returns stored messages as UI messages. Each user message is one.
+// The assistant's messages and tool results after it are one, a step an
+// assistant message, with its usage in its metadata. An error record ends the
+// answer it stopped, in its metadata's "error".
 func uiMessages(msgs []robby.Message) []wireMessage {
 	out := []wireMessage{}
 	var cur *wireMessage // the assistant's message being built

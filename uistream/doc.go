@@ -1,7 +1,8 @@
-// Package uistream serves a robby agent over the Vercel AI SDK's UI
-// message stream protocol, the one `useChat` (@ai-sdk/react), the `ai`
-// package's Chat and DefaultChatTransport, and assistant-ui consume: it
-// complements package openaiserver, which speaks OpenAI's APIs.
+// Package uistream serves a robby agent over the Vercel AI SDK's UI message
+// stream protocol. That protocol is the one consumed by `useChat`
+// (@ai-sdk/react), the `ai` package's Chat and DefaultChatTransport, and
+// assistant-ui. It complements package openaiserver, which speaks OpenAI's
+// APIs.
 //
 //	agent, err := robby.New(robby.WithModel("ai/qwen2.5"), robby.WithTools(...))
 //	...
@@ -11,10 +12,10 @@
 //	})
 //	err = http.ListenAndServe("127.0.0.1:8080", h)
 //
-// POST /api/chat (useChat's default path) takes DefaultChatTransport's
-// body ({"id", "messages", "trigger", ...}) and answers with server-sent
-// events, each a JSON part, with the header x-vercel-ai-ui-message-stream:
-// v1, ended by "data: [DONE]". Robby's events map one to one:
+// POST /api/chat (useChat's default path) takes DefaultChatTransport's body
+// ({"id", "messages", "trigger", ...}). It answers with server-sent events,
+// each a JSON part, ended by "data: [DONE]". The answer has the header
+// x-vercel-ai-ui-message-stream: v1. Robby's events map one to one:
 //
 //	run starts            start (messageId)
 //	each turn             start-step ... finish-step
@@ -29,18 +30,17 @@
 //	run ends              finish, its messageMetadata {"usage", "stopped"}
 //	run fails             error (errorText), then finish ("error")
 //
-// A run stopped by the agent's budget or turn limit ends with finish
-// "length" and messageMetadata.stopped "budget" or "max_turns".
+// A run stopped by the agent's budget or turn limit ends with finish "length"
+// and messageMetadata.stopped "budget" or "max_turns".
 //
 // # Conversations
 //
-// Without a store, the conversation is the client's messages, as useChat
-// sends them: the text of user and assistant messages, and the agent's
-// tool calls with their outputs. With [Options.Store], the chat's id names
-// a stored conversation of the user the bearer token authenticates: only
-// the last message, the user's new one, is read; the history is the
-// store's, and the run saves each message as it happens
-// ([robby.WithConversation]). The routes
+// Without a store, the conversation is the client's messages, as useChat sends
+// them. That is the text of user and assistant messages, and the agent's tool
+// calls with their outputs. With [Options.Store], the chat's id names a stored
+// conversation of the user the bearer token authenticates. Only the last
+// message, the user's new one, is read. The history is the store's, and the run
+// saves each message as it happens ([robby.WithConversation]). The routes
 //
 //	GET    /api/chats        the user's chats, the most recent first
 //	GET    /api/chats/{id}   one chat, its messages as UI messages
@@ -49,7 +49,7 @@
 //
 // read and change them; a user never reaches another's chats (404).
 //
-// A client that goes away cancels the run and its tools; the store keeps
-// the messages completed before, then the error record of the cancelled
-// run, never a message in part.
+// A client that goes away cancels the run and its tools. The store keeps the
+// messages completed before, then the error record of the cancelled run. It
+// never keeps a message in part.
 package uistream

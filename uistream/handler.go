@@ -30,10 +30,10 @@ type Options struct {
 	Tokens map[string]string
 	// Store keeps each user's chats. Closing it is the caller's job.
 	Store robby.Store
-	// CORSOrigins are the web origins (or "*") whose pages may call the
-	// handler from a browser; a request from another origin is answered
-	// 403. A page of the server's own origin needs no listing (with no
-	// Tokens, only when the server is addressed by IP or as localhost).
+	// CORSOrigins are the web origins (or "*") whose pages may call the handler
+	// from a browser. A request from another origin is answered 403. A page of
+	// the server's own origin needs no listing. With no Tokens, that holds only
+	// when the server is addressed by IP or as localhost.
 	CORSOrigins []string
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.
@@ -119,8 +119,8 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// prepare makes the run of a request: the agent's clone, holding the
-// client's history or bound to the stored chat, and the new prompt.
+// prepare makes the run of a request: the agent's clone and the new prompt. The
+// clone holds the client's history, or is bound to the stored chat.
 func (h *Handler) prepare(r *http.Request, req *request) (*robby.Agent, string, []robby.RunOption, error) {
 	conv := h.agent.Clone()
 	if h.opts.Store == nil {
@@ -142,9 +142,8 @@ var (
 	errRegenerate = errors.New("a stored chat keeps its answers: send a new message rather than regenerate one")
 )
 
-// refuse answers a request that failed before its run: 400 for a bad
-// one, 404 for a chat that is not the user's, 500 (logged) for a store
-// that failed.
+// refuse answers a request that failed before its run. A bad one gets 400, a
+// chat that is not the user's 404. A store that failed gets 500, and is logged.
 func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, errBadChatID), errors.Is(err, errRegenerate):

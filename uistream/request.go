@@ -104,9 +104,9 @@ func history(m wireMessage) ([]openai.ChatCompletionMessageParamUnion, error) {
 	return nil, fmt.Errorf("message %q has the role %q: a UI message's role is system, user or assistant", m.ID, m.Role)
 }
 
-// assistant returns the chat messages of an assistant's UI message: one
-// assistant message a step, with its text and finished tool calls, each
-// call followed by its result.
+// assistant returns the chat messages of an assistant's UI message. There is
+// one assistant message a step, with its text and finished tool calls. Each
+// call is followed by its result.
 func assistant(parts []wirePart) []openai.ChatCompletionMessageParamUnion {
 	var out []openai.ChatCompletionMessageParamUnion
 	var text strings.Builder

@@ -22,8 +22,8 @@ type stream struct {
 	parts   int             // ids given
 }
 
-// newStream starts the answer: its headers and the start part, written at
-// once so that the client sees the run begin before the model answers.
+// newStream starts the answer: its headers and the start part. They are written
+// at once, so the client sees the run begin before the model answers.
 func newStream(w http.ResponseWriter) *stream {
 	w.Header().Set("X-Vercel-Ai-Ui-Message-Stream", "v1")
 	s := &stream{out: httpapi.NewSSE(w), started: map[string]bool{}}
