@@ -14,9 +14,8 @@ import (
 	"github.com/robby-go/robby/internal/trunc"
 )
 
-// Capture records the last error response of a request, because
-// openai-go loses the message (or even the status) of bodies that are not
-// OpenAI's error envelope.
+// Capture records the last error response of a request. openai-go loses the
+// message (or even the status) of bodies that are not OpenAI's error envelope.
 type Capture struct {
 	Status int
 	Body   []byte
@@ -30,7 +29,7 @@ type captureKey struct{}
 const maxErrorBody = 64 << 10
 
 // CaptureErrors is an openai-go middleware that keeps a copy of every error
-// body for the request's Capture, and gives openai-go the same bytes.
+// body for the request's Capture. It gives openai-go the same bytes.
 func CaptureErrors(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
 	c, _ := req.Context().Value(captureKey{}).(*Capture)
@@ -58,10 +57,10 @@ var (
 // MaxMessage bounds the length of a provider message kept in an error.
 const MaxMessage = 500
 
-// ProviderMessage finds the human-readable message in an error body:
-// OpenAI's {"error":{"message"}}, {"error":"text"}, Gemini's array of those,
-// Mistral's {"object":"error","message":...}, {"detail":...}, an HTML page
-// from a proxy, or plain text.
+// ProviderMessage finds the human-readable message in an error body. It reads
+// OpenAI's {"error":{"message"}}, {"error":"text"}, and Gemini's array of
+// those. It also reads Mistral's {"object":"error","message":...},
+// {"detail":...}, an HTML page from a proxy, or plain text.
 func ProviderMessage(body []byte) string {
 	body = bytes.TrimSpace(body)
 	var v any

@@ -10,10 +10,10 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 )
 
-// robby builds request bodies itself, from parts encoded once: each message
-// when it is first sent, the tools when the tool set is built, the
-// parameters when the agent is. openai-go would encode the whole
-// conversation again on every turn, a cost that grows with its length.
+// robby builds request bodies itself, from parts encoded once. Each message is
+// encoded when it is first sent, the tools when the tool set is built, the
+// parameters when the agent is. openai-go would encode the whole conversation
+// again on every turn, a cost that grows with its length.
 
 // AppendArray appends a JSON array of the values of the lists, in order.
 func AppendArray(b []byte, lists ...[]json.RawMessage) []byte {
@@ -76,7 +76,7 @@ func EncodeTools(tools []openai.ChatCompletionToolUnionParam) ([]json.RawMessage
 	return raw, nil
 }
 
-// The messages robby makes itself, encoded as it makes them: openai-go's
+// The messages robby makes itself, encoded as it makes them. openai-go's
 // encoder costs some twenty allocations a message, these one.
 
 // UserJSON encodes openai.UserMessage(text).
@@ -102,9 +102,9 @@ type Call interface {
 	~struct{ ID, Name, Arguments string }
 }
 
-// AssistantJSON encodes the assistant message of a reply (see
-// reply.message): its text, if any or if it calls nothing, and its calls,
-// with the provider's fields of each.
+// AssistantJSON encodes the assistant message of a reply (see reply.message).
+// It holds its text, if any or if it calls nothing, and its calls, with the
+// provider's fields of each.
 func AssistantJSON[C Call](text string, calls []C, extras map[string]map[string]any) (json.RawMessage, error) {
 	b := make([]byte, 0, len(text)+64)
 	b = append(b, `{"role":"assistant"`...)

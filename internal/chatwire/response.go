@@ -13,12 +13,11 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 )
 
-// robby decodes responses and chunks itself, into the few fields it reads,
-// with segmentio/encoding (already built in through the MCP SDK), imported
-// as sjson wherever robby uses it on a hot path; encoding/json does the
-// rest. openai-go's decoder keeps every field of every chunk with its raw JSON and metadata,
-// which cost six times the time and twenty times the allocations of the
-// chunk's own content.
+// robby decodes responses and chunks itself, into the few fields it reads. It uses
+// segmentio/encoding (already built in through the MCP SDK), imported as sjson wherever
+// robby uses it on a hot path. encoding/json does the rest. openai-go's decoder keeps every
+// field of every chunk with its raw JSON and metadata. That costs six times the time and
+// twenty times the allocations of the chunk's own content.
 
 // A Response is what robby reads of a chat.completion or of a
 // chat.completion.chunk.
@@ -53,8 +52,8 @@ func (m *Message) ReasoningText() string {
 }
 
 type ToolCall struct {
-	// Index is "" when the provider sent none: a number decoded as text,
-	// left in the chunk's memory, costs no allocation where a *int64 would.
+	// Index is "" when the provider sent none. A number decoded as text, left in the chunk's
+	// memory, costs no allocation where a *int64 would.
 	Index    sjson.Number `json:"index"`
 	ID       Lenient      `json:"id"`
 	Type     Lenient      `json:"type"`
@@ -70,8 +69,8 @@ type ToolCall struct {
 	HasPos bool           `json:"-"`
 }
 
-// knownToolCallField reports whether a tool call's field is one robby
-// reads; the others are the provider's own, such as Gemini's extra_content.
+// knownToolCallField reports whether a tool call's field is one robby reads. The others are
+// the provider's own, such as Gemini's extra_content.
 func knownToolCallField(name []byte) bool {
 	switch string(name) {
 	case "index", "id", "type", "function", "custom":
@@ -80,9 +79,9 @@ func knownToolCallField(name []byte) bool {
 	return false
 }
 
-// UnmarshalJSON decodes a tool call, keeping the fields robby does not know.
-// Nearly every call has none, so it is decoded once refusing unknown fields;
-// only a call that has some is decoded again, with them.
+// UnmarshalJSON decodes a tool call, keeping the fields robby does not know. Nearly every
+// call has none, so it is decoded once refusing unknown fields. Only a call that has some is
+// decoded again, with them.
 func (c *ToolCall) UnmarshalJSON(b []byte) error {
 	type plain ToolCall // without this method
 	if parseExact(b, (*plain)(c), sjson.DisallowUnknownFields|sjson.DontCopyNumber) != nil {
@@ -123,10 +122,9 @@ func otherFields(obj []byte) map[string]any {
 	return extra
 }
 
-// A Lenient is a string of the provider's JSON in which a value of another
-// type reads as empty, as openai-go reads it, rather than failing the whole
-// response: some providers send content as an array of parts, or a
-// reasoning object.
+// A Lenient is a string of the provider's JSON in which a value of another type reads as
+// empty. openai-go reads it so, rather than failing the whole response. Some providers send
+// content as an array of parts, or a reasoning object.
 type Lenient string
 
 // UnmarshalJSON implements [sjson.Unmarshaler].
@@ -138,10 +136,10 @@ func (s *Lenient) UnmarshalJSON(b []byte) error {
 	return sjson.Unmarshal(b, (*string)(s))
 }
 
-// arguments are a tool call's arguments: a string holding JSON, as the API
-// defines them, or the JSON itself, as some servers send it. A string is
-// decoded to the bytes it holds, invalid UTF-8 and lone surrogates kept:
-// fragments are joined before anything reads them as text.
+// arguments are a tool call's arguments. They are a string holding JSON, as the API defines
+// them, or the JSON itself, as some servers send it. A string is decoded to the bytes it
+// holds, invalid UTF-8 and lone surrogates kept. Fragments are joined before anything reads
+// them as text.
 type arguments string
 
 // UnmarshalJSON implements [sjson.Unmarshaler].
@@ -186,11 +184,10 @@ func DecodeChunk(ev ssestream.Event, c *Response) error {
 	return nil
 }
 
-// reset empties c for the next chunk, keeping its slices' memory: a
-// stream of small deltas would otherwise allocate room for ten choices and
-// ten tool calls on every chunk. The decoder fills elements in place
-// without zeroing them first, so those it wrote (one more after a failed
-// decoding) are cleared here; the others are still zero.
+// reset empties c for the next chunk, keeping its slices' memory. Otherwise a stream of
+// small deltas would allocate room for ten choices and ten tool calls on every chunk. The
+// decoder fills elements in place without zeroing them first. So those it wrote (one more
+// after a failed decoding) are cleared here; the others are still zero.
 func (c *Response) reset() {
 	choices := c.Choices[:used(len(c.Choices), cap(c.Choices))]
 	for i := range choices {
@@ -239,10 +236,9 @@ type Timings struct {
 	CacheN Count `json:"cache_n"`
 }
 
-// A Count is a token count as a provider sends it: it only informs, so
-// a count that is no int64 (a fraction, a number too large, a string)
-// does not fail the answer. A number reads as the nearest int64, anything
-// else as 0; [Usage.clamped] then bounds it.
+// A Count is a token count as a provider sends it. It only informs, so a count that is no
+// int64 (a fraction, a number too large, a string) does not fail the answer. A number reads
+// as the nearest int64, anything else as 0. [Usage.clamped] then bounds it.
 type Count int64
 
 // UnmarshalJSON reads any JSON value, and never fails.
@@ -279,9 +275,8 @@ func (c *Count) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// decodeExact is sjson.Unmarshal reading struct fields by their exact names,
-// as openai-go does: a provider field that differs from a known one only by
-// case is the provider's own.
+// decodeExact is sjson.Unmarshal reading struct fields by their exact names, as openai-go
+// does. A provider field that differs from a known one only by case is the provider's own.
 func decodeExact(b []byte, v any) error { return parseExact(b, v, 0) }
 
 // parseExact is decodeExact with more flags.

@@ -15,9 +15,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// An Answer is the schema of a typed answer in every form robby uses
-// it: sent to the model (as response_format or as the parameters of the
-// answer tool) and checked against the answer.
+// An Answer is the schema of a typed answer in every form robby uses it. It is
+// sent to the model, as response_format or as the parameters of the answer
+// tool. The answer is checked against it.
 type Answer struct {
 	schema   *jsonschema.Schema
 	resolved *jsonschema.Resolved
@@ -91,10 +91,9 @@ func schemaTypes(s *jsonschema.Schema) string {
 }
 
 // strictSchema rewrites s in place into the form OpenAI's strict structured
-// outputs take: every object closed (additionalProperties false) and
-// listing all its properties as required, the optional ones made nullable.
-// A schema with an open object (a map, a free-form value) or a $ref has no
-// strict form.
+// outputs take. Every object is closed (additionalProperties false) and lists
+// all its properties as required. The optional ones are made nullable. A schema
+// with an open object (a map, a free-form value) or a $ref has no strict form.
 func strictSchema(s *jsonschema.Schema) (*jsonschema.Schema, bool) {
 	if s == nil {
 		return s, true
@@ -170,8 +169,8 @@ func isFalse(s *jsonschema.Schema) bool {
 	return s != nil && s.Not != nil && reflect.ValueOf(*s.Not).IsZero()
 }
 
-// ResponseFormat is the response_format that asks for an answer of this
-// schema: strict where the schema has a strict form.
+// ResponseFormat is the response_format that asks for an answer of this schema.
+// It is strict where the schema has a strict form.
 func (as *Answer) ResponseFormat() openai.ChatCompletionNewParamsResponseFormatUnion {
 	schema, strict := as.Strict, true
 	if schema == nil {

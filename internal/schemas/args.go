@@ -22,10 +22,10 @@ type Args struct {
 	Err      error
 }
 
-// argSchemas holds the compiled schema of each argument type, as
-// encoding/json caches its encoders: inferring and resolving a schema costs
-// hundreds of allocations, and programs build the same tools again and again
-// (an agent per request). Entries are immutable.
+// argSchemas holds the compiled schema of each argument type, as encoding/json
+// caches its encoders. Inferring and resolving a schema costs hundreds of
+// allocations. Programs build the same tools again and again (an agent per
+// request). Entries are immutable.
 var argSchemas sync.Map // reflect.Type → *Args
 
 func ArgsOf(t reflect.Type) *Args {
@@ -65,9 +65,9 @@ func Compile(s *jsonschema.Schema) *Args {
 // validator returns the resolved schema, as [Tool] keeps it.
 func (c *Args) Validator() *jsonschema.Resolved { return c.resolved }
 
-// WholeNumbers returns args with the numbers that are whole but written
-// with a fraction or an exponent (5.0, 1e3) written as integers, and
-// whether there were any.
+// WholeNumbers returns args with whole numbers written as integers, and whether
+// there were any. Such numbers are written with a fraction or an exponent (5.0,
+// 1e3).
 func WholeNumbers(args json.RawMessage) (json.RawMessage, bool) {
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()

@@ -15,9 +15,9 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 )
 
-// check validates an answer against the schema and decodes it strictly
-// into out, a pointer. It returns every failure found, each a line the
-// model can act on; none means out holds the answer.
+// Check validates an answer against the schema and decodes it strictly into
+// out, a pointer. It returns every failure found, each a line the model can act
+// on. None means out holds the answer.
 func (as *Answer) Check(raw []byte, out any) []string {
 	v, err := decodeAny(raw)
 	if err != nil {
@@ -47,8 +47,8 @@ func (as *Answer) Check(raw []byte, out any) []string {
 
 // decodeAny decodes one JSON value as encoding/json does into an any.
 // segmentio/encoding does it in half the time, its strings sharing raw's
-// memory (the value lives no longer than the check); what it refuses goes
-// to encoding/json, whose words the model reads.
+// memory. (The value lives no longer than the check.) What it refuses goes to
+// encoding/json, whose words the model reads.
 func decodeAny(raw []byte) (any, error) {
 	var v any
 	if rest, err := sjson.Parse(raw, &v, sjson.ZeroCopy); err == nil && len(rest) == 0 {
@@ -64,14 +64,14 @@ func decodeAny(raw []byte) (any, error) {
 // decodes have passed the checker, whose keys are exact.
 const strictFlags = sjson.DisallowUnknownFields | sjson.DontMatchCaseInsensitiveStructFields
 
-// DecodeStrict decodes one JSON value into out, refusing fields out does
-// not have. Numbers that are whole but written with a fraction (5.0) count
-// as integers, as JSON Schema counts them.
+// DecodeStrict decodes one JSON value into out, refusing fields out does not
+// have. Numbers that are whole but written with a fraction (5.0) count as
+// integers, as JSON Schema counts them.
 //
-// segmentio/encoding decodes it first, five times faster than
-// encoding/json (a typed answer's check is most of what a typed run adds
-// to a text run); whatever it refuses, encoding/json decodes again and,
-// if it refuses it too, says why.
+// segmentio/encoding decodes it first, five times faster than encoding/json. (A
+// typed answer's check is most of what a typed run adds to a text run.)
+// Whatever it refuses, encoding/json decodes again. If encoding/json refuses it
+// too, it says why.
 func DecodeStrict(raw []byte, out any) error {
 	if rest, err := sjson.Parse(raw, out, strictFlags); err == nil && len(rest) == 0 {
 		return nil
@@ -105,19 +105,18 @@ func decodeOnly(raw []byte, out any) error {
 	return nil
 }
 
-// A checker walks an answer along its schema and collects every failure,
-// where a validator would stop at the first: the model repairs them all in
-// one go. It reads the keywords inferred schemas use; the validator checks
-// the rest.
+// A checker walks an answer along its schema and collects every failure. A
+// validator would stop at the first, but the model repairs them all in one go.
+// It reads the keywords inferred schemas use; the validator checks the rest.
 type checker struct {
 	failures     []string
 	nullsDropped bool
 	at           []step // where the value being checked is
 }
 
-// A step is a property's name or, if index is not -1, an item's index:
-// the path to a value is written out only when a failure names it, as a
-// JSON Pointer (most answers have none).
+// A step is a property's name or, if index is not -1, an item's index. The path
+// to a value is written out, as a JSON Pointer, only when a failure names it.
+// Most answers have none.
 type step struct {
 	key   string
 	index int
@@ -147,9 +146,9 @@ func (c *checker) in(to step, s *jsonschema.Schema, v any) any {
 	return v
 }
 
-// value checks v and returns it with the optional properties set
-// to null left out, as models write "no value": the schema would refuse
-// null, and the decoder would keep it as a zero value anyway.
+// value checks v and returns it with the optional properties set to null left
+// out. Models write null for "no value". The schema would refuse null, and the
+// decoder would keep it as a zero value anyway.
 func (c *checker) value(s *jsonschema.Schema, v any) any {
 	if s == nil {
 		return v
@@ -235,13 +234,13 @@ func (c *checker) object(s *jsonschema.Schema, v map[string]any) {
 	}
 }
 
-// checkerReads reports whether the checker reads every keyword of s and
-// its subschemas, as with the schemas [NewTool] infers: then an answer it
-// passes, the validator passes too, and check skips the validator (a third
-// of its cost). Annotations (title, description, default...) assert nothing;
-// nor does format, which JSON Schema 2020-12 makes an annotation unless a
-// validator opts in, and jsonschema-go's does not (a time.Time field's
-// date-time is checked by decoding it).
+// checkerReads reports whether the checker reads every keyword of s and its
+// subschemas, as with the schemas robby's NewTool infers. Then an answer it
+// passes, the validator passes too. So Check skips the validator, a third of
+// its cost. Annotations (title, description, default...) assert nothing. Nor
+// does format: JSON Schema 2020-12 makes it an annotation unless a validator
+// opts in, and jsonschema-go's does not. (A time.Time field's date-time is
+// checked by decoding it.)
 func checkerReads(s *jsonschema.Schema) bool {
 	if s == nil || isFalse(s) {
 		return true

@@ -10,10 +10,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// Infer infers the JSON Schema of t as jsonschema-go does, a
-// time.Time a string of format date-time (RFC 3339, which its JSON
-// decoding takes: said up front, the model need not learn it from a
-// repair), then adds the values an enum tag lists to its field's schema:
+// Infer infers the JSON Schema of t as jsonschema-go does. A time.Time is a
+// string of format date-time (RFC 3339, which its JSON decoding takes). Said up
+// front, the model need not learn it from a repair. It then adds the values an
+// enum tag lists to its field's schema:
 //
 //	Priority string `json:"priority" enum:"low,normal,high"`
 //
@@ -65,8 +65,8 @@ func applyEnums(t reflect.Type, s *jsonschema.Schema) error {
 	return nil
 }
 
-// jsonName returns the name encoding/json gives a field, false for a field
-// it leaves out or flattens (an embedded struct without a name).
+// jsonName returns the name encoding/json gives a field. It returns false for a
+// field it leaves out or flattens (an embedded struct without a name).
 func jsonName(f reflect.StructField) (string, bool) {
 	if !f.IsExported() {
 		return "", false
@@ -85,9 +85,9 @@ func jsonName(f reflect.StructField) (string, bool) {
 	return name, true
 }
 
-// setEnum sets the schema of field f's values, p (its elements' for a
-// slice, array or map), to the comma-separated values of list, typed as
-// the field's values are.
+// setEnum sets the schema of field f's values, p, to the comma-separated values
+// of list. p is its elements' schema for a slice, array or map. The values are
+// typed as the field's values are.
 func setEnum(f reflect.StructField, p *jsonschema.Schema, list string) error {
 	t := f.Type
 	for {

@@ -18,14 +18,14 @@ var portableKeywords = []string{
 // maxSchemaDepth bounds the inlining of $refs; deeper means recursive.
 const maxSchemaDepth = 32
 
-// maxSchemaNodes bounds the schemas a portable schema is made of, so that
-// $refs used again and again cannot blow a small schema up.
+// maxSchemaNodes bounds the schemas a portable schema is made of. $refs used
+// again and again so cannot blow a small schema up.
 const maxSchemaNodes = 10000
 
-// Portable rewrites a schema into the portable subset: local $refs
-// inlined, const and oneOf spelled with enum and anyOf, a type list with
-// "null" made nullable, other keywords dropped. A recursive schema cannot
-// be inlined and is an error.
+// Portable rewrites a schema into the portable subset. Local $refs are inlined,
+// and const and oneOf spelled with enum and anyOf. A type list with "null" is
+// made nullable. Other keywords are dropped. A recursive schema cannot be
+// inlined and is an error.
 func Portable(schema map[string]any) (map[string]any, error) {
 	r := &rewriter{defs: map[string]any{}, budget: maxSchemaNodes}
 	for _, key := range []string{"$defs", "definitions"} {
@@ -42,8 +42,8 @@ func Portable(schema map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// A rewriter makes one schema portable: it holds the definitions its $refs
-// point to and how many more schemas it may write.
+// A rewriter makes one schema portable. It holds the definitions its $refs
+// point to, and how many more schemas it may write.
 type rewriter struct {
 	defs   map[string]any
 	budget int
@@ -61,8 +61,8 @@ func (r *rewriter) schema(s map[string]any, depth int) (map[string]any, error) {
 		return r.ref(ref, s, depth)
 	}
 	out := make(map[string]any, len(s))
-	// In key order, so that the output does not depend on the map's: a
-	// later keyword (oneOf, then a type list) replaces an earlier anyOf.
+	// In key order, so the output does not depend on the map's. A later keyword
+	// (oneOf, then a type list) replaces an earlier anyOf.
 	for _, k := range slices.Sorted(maps.Keys(s)) {
 		if err := r.keyword(out, k, s[k], depth); err != nil {
 			return nil, err
@@ -74,8 +74,8 @@ func (r *rewriter) schema(s map[string]any, depth int) (map[string]any, error) {
 	return out, nil
 }
 
-// ref inlines the definition a $ref points to; the keywords beside the
-// $ref, such as a description, win over the definition's.
+// ref inlines the definition a $ref points to. The keywords beside the $ref,
+// such as a description, win over the definition's.
 func (r *rewriter) ref(ref string, s map[string]any, depth int) (map[string]any, error) {
 	target, ok := r.defs[ref].(map[string]any)
 	if !ok {
@@ -203,9 +203,9 @@ func portableType(out map[string]any, v any) {
 	}
 }
 
-// subschema reads a schema where one is expected, boolean forms included:
-// true, which anything matches, reads as {}; false, which nothing matches,
-// as nil. ok is false for a value that is no schema.
+// subschema reads a schema where one is expected, boolean forms included. true,
+// which anything matches, reads as {}. false, which nothing matches, reads as
+// nil. ok is false for a value that is no schema.
 func subschema(v any) (m map[string]any, ok bool) {
 	switch v := v.(type) {
 	case map[string]any:
