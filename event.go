@@ -150,3 +150,8 @@ func sinkFrom(ctx context.Context) *eventSink {
 	s, _ := ctx.Value(sinkKey{}).(*eventSink)
 	return s
 }
+
+// emitEvent sends e if someone listens, and reports whether they still do.
+func emitEvent(emit func(Event) bool, e Event) bool {
+	return emit == nil || emit(e)
+}

@@ -130,3 +130,10 @@ func (a *Agent) encodedHistory() (raw []json.RawMessage, lead int, err error) {
 	raw, err = a.conv.encoded()
 	return raw, lead, err
 }
+
+// promptMessage is the user message of a run's prompt.
+func promptMessage(prompt string) messages {
+	var ms messages
+	ms.add(openai.UserMessage(prompt), chatwire.UserJSON(prompt))
+	return ms
+}

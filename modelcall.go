@@ -261,22 +261,6 @@ func (c *core) head(stream bool) ([]byte, error) {
 	return c.heads[0]()
 }
 
-// A deltaFunc receives what each streamed chunk added to the reply; an
-// error it returns stops the stream.
-type deltaFunc func(d *delta) error
-
-// A delta is what one streamed chunk added to a reply.
-type delta struct {
-	text, reasoning string
-	args            []argDelta // the pieces of calls' arguments
-}
-
-// An argDelta is a piece of a call's arguments.
-type argDelta struct {
-	call     *callBuilder
-	fragment string
-}
-
 // post sends one chat-completion request for model, whose head is set,
 // with opts: one attempt at one endpoint.
 func (a *Agent) post(ctx context.Context, req *request, model string, opts []option.RequestOption, onDelta deltaFunc) (r *reply, err error) {

@@ -304,3 +304,19 @@ func usageOf(u *chatwire.Usage, t chatwire.Timings) Usage {
 		CachedPromptTokens: cached, ReasoningTokens: reasoning,
 	}
 }
+
+// A deltaFunc receives what each streamed chunk added to the reply; an
+// error it returns stops the stream.
+type deltaFunc func(d *delta) error
+
+// A delta is what one streamed chunk added to a reply.
+type delta struct {
+	text, reasoning string
+	args            []argDelta // the pieces of calls' arguments
+}
+
+// An argDelta is a piece of a call's arguments.
+type argDelta struct {
+	call     *callBuilder
+	fragment string
+}

@@ -39,12 +39,6 @@ func (a *Agent) Resume(ctx context.Context, opts ...RunOption) (*Result, error) 
 	return a.run(ctx, messages{}, opts, nil)
 }
 
-func promptMessage(prompt string) messages {
-	var ms messages
-	ms.add(openai.UserMessage(prompt), chatwire.UserJSON(prompt))
-	return ms
-}
-
 // Stream is [Agent.Run] with every step reported as it happens: text and
 // reasoning deltas, each tool call and its result, the end of each turn.
 // The last event is always of kind [EventDone] and carries the [Result],
@@ -301,9 +295,4 @@ func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
 		}
 		return nil
 	}
-}
-
-// emitEvent sends e if someone listens, and reports whether they still do.
-func emitEvent(emit func(Event) bool, e Event) bool {
-	return emit == nil || emit(e)
 }

@@ -325,3 +325,6 @@ func keepExtra(p *openai.ChatCompletionNewParams, params map[string]json.RawMess
 	}
 	return nil
 }
+
+// errTypedOption refuses a typed run's option given to another run.
+var errTypedOption = errors.New("robby: WithAnswerMode, WithMaxRepairs and WithAnswerSchema are options of RunTyped and StreamTyped")

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -287,3 +290,41 @@ func errorType(err error) string {
 
 // seconds returns the time since start, in seconds, for the histograms.
 func seconds(start time.Time) float64 { return time.Since(start).Seconds() }
+
+// endpointProvider returns the gen_ai.provider.name of the agent's own
+// endpoint ([WithBaseURL], or OPENAI_BASE_URL), which the conventions ask
+// of a run's span; a model call's span names the provider that answered.
+func endpointProvider(cfg *config) string {
+	base := os.Getenv("OPENAI_BASE_URL")
+	if cfg.baseURL != nil {
+		base = *cfg.baseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return providerName("")
+	}
+	return providerName(u.Hostname())
+}
+
+// providers are the gen_ai.provider.name of known endpoints' hosts; others
+// are "openai", the API they speak, as the conventions advise.
+var providers = map[string]string{
+	"generativelanguage.googleapis.com": "gcp.gemini",
+	"api.anthropic.com":                 "anthropic",
+	"api.deepseek.com":                  "deepseek",
+	"api.groq.com":                      "groq",
+	"api.mistral.ai":                    "mistral_ai",
+	"api.perplexity.ai":                 "perplexity",
+	"api.x.ai":                          "x_ai",
+}
+
+// providerName is the gen_ai.provider.name of a server by its host.
+func providerName(host string) string {
+	if p, ok := providers[host]; ok {
+		return p
+	}
+	if strings.HasSuffix(host, ".openai.azure.com") {
+		return "azure.ai.openai"
+	}
+	return "openai"
+}

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3/option"
@@ -128,43 +126,6 @@ func (op *chatOp) common() []attribute.KeyValue {
 		attrs = append(attrs, semconv.ServerAddress(op.host), semconv.ServerPort(op.port))
 	}
 	return attrs
-}
-
-// providers are the gen_ai.provider.name of known endpoints' hosts; others
-// are "openai", the API they speak, as the conventions advise.
-var providers = map[string]string{
-	"generativelanguage.googleapis.com": "gcp.gemini",
-	"api.anthropic.com":                 "anthropic",
-	"api.deepseek.com":                  "deepseek",
-	"api.groq.com":                      "groq",
-	"api.mistral.ai":                    "mistral_ai",
-	"api.perplexity.ai":                 "perplexity",
-	"api.x.ai":                          "x_ai",
-}
-
-func providerName(host string) string {
-	if p, ok := providers[host]; ok {
-		return p
-	}
-	if strings.HasSuffix(host, ".openai.azure.com") {
-		return "azure.ai.openai"
-	}
-	return "openai"
-}
-
-// endpointProvider returns the gen_ai.provider.name of the agent's own
-// endpoint ([WithBaseURL], or OPENAI_BASE_URL), which the conventions ask
-// of a run's span; a model call's span names the provider that answered.
-func endpointProvider(cfg *config) string {
-	base := os.Getenv("OPENAI_BASE_URL")
-	if cfg.baseURL != nil {
-		base = *cfg.baseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return providerName("")
-	}
-	return providerName(u.Hostname())
 }
 
 // middleware is the openai-go middleware of a traced agent: it notes the

@@ -27,9 +27,6 @@ type typedConfig struct {
 	schema  *schemas.Answer // nil: inferred from the answer's type
 }
 
-// errTypedOption refuses a typed run's option given to another run.
-var errTypedOption = errors.New("robby: WithAnswerMode, WithMaxRepairs and WithAnswerSchema are options of RunTyped and StreamTyped")
-
 // typedOption makes a [RunOption] of [RunTyped] and [StreamTyped]; other
 // runs refuse it.
 func typedOption(set func(*typedConfig) error) RunOption {
