@@ -1,23 +1,22 @@
-// Command client is an MCP conformance client built on robby's MCP layer,
+// Command client is an MCP conformance client built on robby's MCP layer. It is
 // for the official conformance suite (@modelcontextprotocol/conformance):
 //
 //	conformance client --command "/path/to/client" --scenario initialize
 //
-// The suite runs it with the URL of a scripted MCP server as its last
-// argument, the scenario's name in MCP_CONFORMANCE_SCENARIO and, for some
-// scenarios, a JSON context in MCP_CONFORMANCE_CONTEXT. It connects the way
-// an agent does, with [robby.New] and [robby.MCPStreamableHTTP], and does
-// the scenario's actions through the agent: [robby.Agent.Tools] to list the
-// tools and [robby.Agent.ExecuteToolCalls] to call them. The model is never
-// contacted.
+// The suite runs it with the URL of a scripted MCP server as its last argument.
+// The scenario's name is in MCP_CONFORMANCE_SCENARIO. Some scenarios give a
+// JSON context in MCP_CONFORMANCE_CONTEXT. The client connects the way an agent
+// does, with [robby.New] and [robby.MCPStreamableHTTP]. It does the scenario's
+// actions through the agent: [robby.Agent.Tools] lists the tools, and
+// [robby.Agent.ExecuteToolCalls] calls them. The model is never contacted.
 //
-// The scenarios are those of the go-sdk's conformance/everything-client.
-// Every auth/* scenario connects through [robby.MCPServer.WithOAuth] with
-// a handler of package mcpoauth, then lists the tools and calls test-tool:
-// the client_credentials grant for the client-credentials scenarios, the
-// authorization code for the others, where the suite's authorization
-// server approves at once, so the authorization URL is fetched without a
-// browser and the code read from its redirect.
+// The scenarios are those of the go-sdk's conformance/everything-client. Every
+// auth/* scenario connects through [robby.MCPServer.WithOAuth] with a handler
+// of package mcpoauth. It then lists the tools and calls test-tool. The
+// client-credentials scenarios use the client_credentials grant; the others use
+// the authorization code. There the suite's authorization server approves at
+// once. So the authorization URL is fetched without a browser, and the code
+// read from its redirect.
 package main
 
 import (
@@ -68,9 +67,9 @@ var clientCredentialsScenario = scenario{oauth: func(url string, cfg map[string]
 // redirectURL is where the suite's authorization server sends the code.
 const redirectURL = "http://localhost:3000/callback"
 
-// oauthHandler registers the client by a client ID metadata document, the
-// credentials the scenario gives, or dynamic registration, whichever the
-// authorization server supports first.
+// oauthHandler registers the client whichever way the authorization server
+// supports first. It uses a client ID metadata document, the credentials the
+// scenario gives, or dynamic registration.
 func oauthHandler(url string, cfg map[string]any) (auth.OAuthHandler, error) {
 	opts := []mcpoauth.Option{
 		mcpoauth.WithAuthorizationCodeFetcher(redirectURL, fetchCode),
@@ -199,7 +198,7 @@ func listTools(_ context.Context, a *robby.Agent, _ map[string]any) error {
 }
 
 // echoSchema sends the focal tool's input schema, as robby gives it to the
-// model, back to the server, which checks that no keyword was lost.
+// model, back to the server. The server checks that no keyword was lost.
 func echoSchema(ctx context.Context, a *robby.Agent, _ map[string]any) error {
 	const focal = "json_schema_2020_12_tool"
 	i := slices.IndexFunc(a.Tools(), func(t robby.Tool) bool { return t.Name() == focal })

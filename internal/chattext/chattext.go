@@ -1,5 +1,5 @@
-// Package chattext reads the text of a chat-completions message, for the
-// agent's summaries and the test kit's recorded requests alike.
+// Package chattext reads the text of a chat-completions message. The agent's
+// summaries and the test kit's recorded requests both use it.
 package chattext
 
 import (

@@ -85,10 +85,10 @@ func DecodeCursor(s string) (c Cursor, ok bool, err error) {
 	return Cursor{Updated: time.UnixMicro(us).UTC(), ID: id}, true, nil
 }
 
-// Migrate brings a store's tables to the last of migrations (migrations[i]
-// goes from version i to i+1), inside the caller's transaction, which
-// should keep other processes from migrating at the same time. exec runs a
-// statement; queryInt runs a query returning one integer.
+// Migrate brings a store's tables to the last of migrations; migrations[i] goes
+// from version i to i+1. It runs inside the caller's transaction, which should
+// keep other processes from migrating at the same time. exec runs a statement;
+// queryInt runs a query returning one integer.
 func Migrate(ctx context.Context, migrations []string,
 	exec func(ctx context.Context, sql string) error,
 	queryInt func(ctx context.Context, sql string) (int, error)) error {
@@ -116,8 +116,8 @@ func Migrate(ctx context.Context, migrations []string,
 	return exec(ctx, fmt.Sprintf(`UPDATE robby_store_schema SET version = %d`, v))
 }
 
-// Page cuts a page of limit conversations from the limit+1 read, and
-// returns the cursor of the next page, if there is one.
+// Page cuts a page of limit conversations from the limit+1 read. It returns the
+// cursor of the next page, if there is one.
 func Page(read []robby.Conversation, limit int) ([]robby.Conversation, string) {
 	if len(read) <= limit {
 		return read, ""
@@ -126,9 +126,9 @@ func Page(read []robby.Conversation, limit int) ([]robby.Conversation, string) {
 	return read[:limit], Cursor{Updated: last.Updated, ID: last.ID}.Encode()
 }
 
-// Fork returns the conversation to store as a fork of src at message n,
-// with src's usage when it holds all of src's messages (the store sums
-// the first n messages' otherwise).
+// Fork returns the conversation to store as a fork of src at message n. It has
+// src's usage when it holds all of src's messages. Otherwise the store sums the
+// first n messages' usage.
 func Fork(src robby.Conversation, n int64) (robby.Conversation, error) {
 	if n < 0 || n > src.Messages {
 		return robby.Conversation{}, fmt.Errorf("fork of %q at message %d: it holds %d", src.ID, n, src.Messages)

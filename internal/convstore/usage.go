@@ -8,8 +8,8 @@ import (
 )
 
 // UsageColumns are the columns that keep a robby.Usage, in the order of
-// UsageArgs and UsageDest, in the conversations (their total) and in the
-// messages (the model calls that wrote each).
+// UsageArgs and UsageDest. The conversations keep their total in them, and the
+// messages the usage of the model calls that wrote each.
 const UsageColumns = `prompt_tokens, completion_tokens, total_tokens, cached_prompt_tokens, reasoning_tokens, cost`
 
 // UsageArgs returns u's fields as query arguments, in UsageColumns' order.

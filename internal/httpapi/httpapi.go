@@ -1,6 +1,6 @@
-// Package httpapi holds what robby's HTTP endpoints (openaiserver,
-// uistream, agui) share: the bearer-token and CORS check before every
-// route, errors in OpenAI's JSON shape, bounded JSON bodies and the
+// Package httpapi holds what robby's HTTP endpoints (openaiserver, uistream,
+// agui) share. That is the bearer-token and CORS check before every route, and
+// errors in OpenAI's JSON shape. It also holds bounded JSON bodies and the
 // headers of an event stream.
 package httpapi
 
@@ -33,9 +33,9 @@ type Guard struct {
 	Origins []string
 }
 
-// Admit gives the request its X-Request-Id, checks its origin and token,
-// and returns it with its user in its context ([User]). When it returns
-// false, the request has been answered: a preflight (204), a foreign
+// Admit gives the request its X-Request-Id, and checks its origin and token. It
+// returns the request with its user in its context ([User]). When it returns
+// false, the request has been answered. It was a preflight (204), a foreign
 // origin (403) or a missing token (401).
 func (g *Guard) Admit(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	w.Header().Set("X-Request-Id", "req_"+randid.Alnum(24))
@@ -88,10 +88,10 @@ func (g *Guard) user(header string) (string, bool) {
 }
 
 // sameOrigin reports whether a browser's request comes from a page of the
-// server itself, such as robby serve's chat page, which needs no CORS
-// permission. Without tokens the host must be an IP address or localhost:
-// a page whose DNS name an attacker points at a loopback server (DNS
-// rebinding) is of the same origin as far as the browser can tell.
+// server itself. Such a page, as robby serve's chat page, needs no CORS
+// permission. Without tokens the host must be an IP address or localhost. An
+// attacker may point a DNS name at a loopback server (DNS rebinding). As far as
+// the browser can tell, that name's page is of the same origin.
 func (g *Guard) sameOrigin(r *http.Request, origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host != r.Host || u.Scheme != "http" && u.Scheme != "https" {
@@ -129,7 +129,7 @@ func (g *Guard) allowOrigin(w http.ResponseWriter, r *http.Request, origin strin
 	return true
 }
 
-// ErrorBody is an error in OpenAI's shape, the member "error" of an error
+// ErrorBody is an error in OpenAI's shape. It is the member "error" of an error
 // answer or of an error event in a stream.
 type ErrorBody struct {
 	Message string  `json:"message"`
@@ -158,8 +158,8 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// readBody reads a request's body, of at most limit bytes, into a buffer
-// of the size it announces; one announced too large is not read.
+// readBody reads a request's body, of at most limit bytes, into a buffer of the
+// size it announces. A body announced too large is not read.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, &http.MaxBytesError{Limit: limit}
@@ -178,10 +178,10 @@ func IsJSON(contentType string) bool {
 	return err == nil && t == "application/json"
 }
 
-// ReadJSON reads the body of a request that says it is JSON, of at most
-// limit bytes, or answers the error (415, 413, 400) and returns false. A
-// web page can post a form to any address, but not JSON. Bytes that are
-// not UTF-8 read as U+FFFD.
+// ReadJSON reads the body of a request that says it is JSON, of at most limit
+// bytes. Otherwise it answers the error (415, 413, 400) and returns false. A
+// web page can post a form to any address, but not JSON. Bytes that are not
+// UTF-8 read as U+FFFD.
 func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
 	if !IsJSON(r.Header.Get("Content-Type")) {
 		WriteError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "",
@@ -200,8 +200,8 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool
 		return nil, false
 	}
 	if !utf8.Valid(body) {
-		// As encoding/json reads them: the decoders that keep the body's
-		// bytes (and send them upstream as they came) see valid UTF-8.
+		// As encoding/json reads them. The decoders that keep the body's bytes,
+		// and send them upstream as they came, see valid UTF-8.
 		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
 	return body, true
@@ -217,18 +217,17 @@ func StartSSE(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// Limited reports whether err ended a run at a limit of the agent's, the
-// turn limit or its budget: the run's partial result is the reply, as a
-// reply cut short, not an error.
+// Limited reports whether err ended a run at a limit of the agent's: the turn
+// limit or its budget. The run's partial result is then the reply, as a reply
+// cut short, not an error.
 func Limited(err error) bool {
 	return errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrBudget)
 }
 
-// UpstreamError returns the status and message that tell a client why a
-// run failed. The model endpoint's own error is passed on; any other
-// failure (the endpoint unreachable, a reply robby could not read) is
-// reported by request id only, since its text names addresses the client
-// has no business knowing.
+// UpstreamError returns the status and message that tell a client why a run
+// failed. The model endpoint's own error is passed on. Any other failure (the
+// endpoint unreachable, a reply robby could not read) is reported by request id
+// only. Its text names addresses the client has no business knowing.
 func UpstreamError(err error, requestID string) (status int, msg string) {
 	var apiErr *robby.APIError
 	if errors.As(err, &apiErr) {

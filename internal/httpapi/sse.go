@@ -44,10 +44,10 @@ func (s *SSE) Raw(data []byte) {
 	}
 }
 
-// Relay hands each event of a run to each, until the run ends or out
-// fails. It returns the run's result, if it came, and the error that
-// ended the run; when out failed, the run is cancelled (the loop's end
-// stops it) and out.Err is returned.
+// Relay hands each event of a run to each, until the run ends or out fails. It
+// returns the run's result, if it came, and the error that ended the run. When
+// out failed, the run is cancelled (the loop's end stops it), and out.Err is
+// returned.
 func Relay(events iter.Seq2[robby.Event, error], out *SSE, each func(robby.Event)) (*robby.Result, error) {
 	var res *robby.Result
 	for e, err := range events {

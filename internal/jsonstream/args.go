@@ -56,17 +56,17 @@ func (a *Args) HasPrefixOf(p string) bool { return strings.HasPrefix(p, string(a
 // as json.Valid would say.
 func (a *Args) Complete() bool { return a.scan.Complete() }
 
-// Text returns the arguments as valid UTF-8: surrogate halves that met are
-// joined, what is still invalid becomes U+FFFD, as a JSON decoder reads it.
+// Text returns the arguments as valid UTF-8. Surrogate halves that met are
+// joined. What is still invalid becomes U+FFFD, as a JSON decoder reads it.
 func (a *Args) Text() string { return WellFormed(a.buf) }
 
 var errNotString = errors.New("not a JSON string")
 
-// Unquote decodes a JSON string literal to the bytes it stands for,
-// keeping what a strict decoder would replace by U+FFFD: invalid UTF-8 as
-// it came, and a surrogate escaped without its other half as the three
-// bytes of its code point (WTF-8), so that [WellFormed] can join it with
-// the half in the next fragment.
+// Unquote decodes a JSON string literal to the bytes it stands for. It keeps
+// what a strict decoder would replace by U+FFFD. Invalid UTF-8 stays as it
+// came. A surrogate escaped without its other half becomes the three bytes of
+// its code point (WTF-8). [WellFormed] can then join it with the half in the
+// next fragment.
 func Unquote(lit []byte) (string, error) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
 		return "", errNotString
@@ -163,9 +163,9 @@ func hex4(b []byte) (rune, bool) {
 	return r, true
 }
 
-// WellFormed returns b as valid UTF-8: a high surrogate followed by a low
-// one, each in the three bytes [Unquote] keeps them in, becomes the
-// character they make; any other invalid byte becomes U+FFFD.
+// WellFormed returns b as valid UTF-8. A high surrogate followed by a low one,
+// each in the three bytes [Unquote] keeps them in, becomes the character they
+// make. Any other invalid byte becomes U+FFFD.
 func WellFormed(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)

@@ -6,31 +6,31 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 )
 
-// A Partial reads a JSON object as it streams in, leniently: text before
-// the object (prose, a code fence) is skipped, and at any moment the part
-// received so far closes into valid JSON made of the fields that are
-// complete. The text is kept once, from the object's opening brace.
+// A Partial reads a JSON object as it streams in, leniently. Text before the
+// object (prose, a code fence) is skipped. At any moment, the part received so
+// far closes into valid JSON made of the fields that are complete. The text is
+// kept once, from the object's opening brace.
 type Partial struct {
 	buf  []byte // the value's text so far, from its opening bracket
 	scan Scanner
 
-	// safe is the length of buf's prefix that ends just after the last
-	// complete value inside the object; safeDepth is how many containers
-	// are open at that point. Closing them gives valid JSON.
+	// safe is the length of buf's prefix that ends just after the last complete
+	// value inside the object. safeDepth is how many containers are open at
+	// that point. Closing them gives valid JSON.
 	safe, safeDepth int
 	started         bool
 	rescans         int // spans dropped for not being JSON
 }
 
-// MaxRescans bounds how many spans that are not JSON a search looks
-// inside, so that its cost stays linear in the text's length.
+// MaxRescans bounds how many spans that are not JSON a search looks inside. Its
+// cost so stays linear in the text's length.
 const MaxRescans = 8
 
-// Write adds a fragment of text and reports whether it completed a field
-// (a value inside the object) or the object itself. Braces in the prose
-// before the object ("the format is {name}") start a span that is not
-// JSON: it is searched again from its second byte, as [Extract] does, at
-// most [MaxRescans] times.
+// Write adds a fragment of text. It reports whether the fragment completed a
+// field (a value inside the object) or the object itself. Braces in the prose
+// before the object ("the format is {name}") start a span that is not JSON.
+// That span is searched again from its second byte, as [Extract] does, at most
+// [MaxRescans] times.
 func (p *Partial) Write(frag string) (completed bool) {
 	for i := 0; i < len(frag) && !p.scan.Done(); i++ {
 		if p.step(frag[i]) {
@@ -85,10 +85,10 @@ func (p *Partial) rescan() bool {
 }
 
 // Closed returns the complete fields received so far as valid JSON, or nil
-// before the first field is complete. Containers open at that point are
-// closed: a value since is not part of it until complete. It stays valid
-// as long as the containers below safeDepth are: any that closes ends a
-// value, which moves safe.
+// before the first field is complete. Containers open at that point are closed.
+// A value since is not part of it until complete. It stays valid as long as the
+// containers below safeDepth are. Any that closes ends a value, which moves
+// safe.
 func (p *Partial) Closed() []byte {
 	if p.safe == 0 {
 		return nil
@@ -111,10 +111,10 @@ func (p *Partial) Complete() bool { return p.scan.Done() }
 // Text returns the value's text so far, from its opening brace.
 func (p *Partial) Text() []byte { return p.buf }
 
-// Extract finds the JSON object in a reply written as text: the first
-// balanced {...} that is valid JSON, after prose or inside a code fence.
-// A span that is not JSON is searched again from its second byte, for an
-// object written inside braces of prose, at most [MaxRescans] times.
+// Extract finds the JSON object in a reply written as text. It is the first
+// balanced {...} that is valid JSON, after prose or inside a code fence. A span
+// that is not JSON is searched again from its second byte, at most [MaxRescans]
+// times. It may hold an object written inside braces of prose.
 func Extract(text string) ([]byte, bool) {
 	span, ok, _ := ExtractSteps(text)
 	return span, ok
@@ -155,10 +155,10 @@ type Answer[T any] struct {
 	decodedAt int // the length of text last decoded
 }
 
-// Add reads a piece of the text and returns the answer's complete fields
-// when the piece completed more of them. Decoding costs the length of the
-// text so far: it is done again only once the text has grown by an eighth
-// (or is complete), which keeps the total cost linear.
+// Add reads a piece of the text. When the piece completed more of the answer's
+// fields, it returns them. Decoding costs the length of the text so far. So it
+// is done again only once the text has grown by an eighth (or is complete),
+// which keeps the total cost linear.
 func (pa *Answer[T]) Add(delta string) (T, bool) {
 	var v T
 	completed := pa.p.Write(delta)

@@ -1,9 +1,9 @@
 package jsonstream
 
 // A Scanner reads JSON one byte at a time. It accepts what encoding/json's
-// Valid accepts: bytes inside strings are not checked for UTF-8, control
-// characters are refused. It also tells where each value ends, so that a
-// prefix can be closed into valid JSON (see [Partial]).
+// Valid accepts. Bytes inside strings are not checked for UTF-8, and control
+// characters are refused. It also tells where each value ends, so a prefix can
+// be closed into valid JSON (see [Partial]).
 type Scanner struct {
 	state  scanState
 	stack  []byte // '{' or '[' for each open container
@@ -38,8 +38,8 @@ const (
 	scanEnd                          // after the top-level value
 )
 
-// ends says which values the last byte ended: a number ends on the byte
-// after it, which may end a container too.
+// ends says which values the last byte ended. A number ends on the byte after
+// it, which may end a container too.
 type ends uint8
 
 const (

@@ -1,7 +1,7 @@
-// Package llmserver knows the servers behind OpenAI-compatible endpoints:
-// which software answers (llama.cpp, Ollama, vLLM), and the context window
-// a model runs with, from a provider's errors, a server's own answers, or
-// a table of well-known models.
+// Package llmserver knows the servers behind OpenAI-compatible endpoints. It
+// tells which software answers (llama.cpp, Ollama, vLLM). It finds the context
+// window a model runs with, from a provider's errors, a server's own answers,
+// or a table of well-known models.
 package llmserver
 
 import (
@@ -30,11 +30,11 @@ var kindNames = [...]string{"other", "llama.cpp", "ollama", "vllm"}
 
 func (k Kind) String() string { return kindNames[k] }
 
-// GrammarBound reports whether the server turns response_format's schema
-// into a grammar over the whole reply, tools or not: a model given both
-// can then only write the answer, never a tool call. llama.cpp (outside a
-// few chat templates), Ollama and vLLM do; OpenAI and Gemini constrain the
-// final text only.
+// GrammarBound reports whether the server turns response_format's schema into a
+// grammar over the whole reply, tools or not. A model given both can then only
+// write the answer, never a tool call. llama.cpp (outside a few chat
+// templates), Ollama and vLLM do. OpenAI and Gemini constrain the final text
+// only.
 func (k Kind) GrammarBound() bool { return k != Other }
 
 // Info is what robby learned of the endpoint's server.
@@ -43,13 +43,13 @@ type Info struct {
 	Window int // the context window the server runs the model with; 0 if it does not say
 }
 
-// A Getter asks the server's root for path and decodes its JSON answer
-// into v, once, without retries; false if it could not.
+// A Getter asks the server's root for path and decodes its JSON answer into v,
+// once, without retries. It returns false if it could not.
 type Getter func(ctx context.Context, path string, v any) bool
 
-// Probe asks the server what it is: llama.cpp answers GET /props, Ollama
-// GET /api/version and vLLM GET /version, at the server's root; other
-// servers answer 404.
+// Probe asks the server what it is. At the server's root, llama.cpp answers GET
+// /props, Ollama GET /api/version and vLLM GET /version. Other servers answer
+// 404.
 func Probe(ctx context.Context, get Getter, log *slog.Logger) Info {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -79,9 +79,9 @@ func Probe(ctx context.Context, get Getter, log *slog.Logger) Info {
 	return Info{}
 }
 
-// ToRoot is an openai-go middleware sending the requests asking the server
-// about itself to its root, where llama.cpp, Ollama and vLLM answer them,
-// rather than under /v1.
+// ToRoot is an openai-go middleware sending the requests that ask the server
+// about itself to its root. llama.cpp, Ollama and vLLM answer them there, not
+// under /v1.
 func ToRoot(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	for _, p := range [...]string{"/props", "/api/show", "/api/version", "/version"} {
 		if strings.HasSuffix(req.URL.Path, "/v1"+p) {

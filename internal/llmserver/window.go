@@ -29,10 +29,10 @@ func ParseOverflow(body string) (Overflow, bool) {
 	return Overflow{Tokens: firstNumber(body, nPrompt, requestTokens), Window: firstNumber(body, nCtx, windowSizes)}, true
 }
 
-// contextMarks are what each provider's context-length error holds:
-// OpenAI's code and message, llama.cpp's type and message (Ollama relays
-// llama.cpp's error inside its own), vLLM's, OpenRouter's and Mistral's
-// message, Gemini's, Ollama's own, and Anthropic's OpenAI endpoint's.
+// contextMarks are what each provider's context-length error holds. They are
+// OpenAI's code and message, and llama.cpp's type and message (Ollama relays
+// llama.cpp's error inside its own). Then come vLLM's, OpenRouter's and
+// Mistral's message, Gemini's, Ollama's own, and Anthropic's OpenAI endpoint's.
 var contextMarks = []string{
 	"context_length_exceeded",
 	"exceed_context_size_error",
@@ -73,7 +73,7 @@ func firstNumber(s string, patterns ...*regexp.Regexp) int {
 // parameters set no num_ctx.
 const ollamaDefaultContext = 4096
 
-// OllamaWindow reads the context Ollama runs a model with: the num_ctx of
+// OllamaWindow reads the context Ollama runs a model with. It is the num_ctx of
 // its parameters, or Ollama's default, within the model's own length.
 func OllamaWindow(parameters string, info map[string]json.RawMessage) int {
 	native := 0

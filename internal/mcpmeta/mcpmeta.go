@@ -1,6 +1,6 @@
 // Package mcpmeta carries OpenTelemetry's trace context in the _meta of MCP
-// requests (traceparent, tracestate), as MCP's semantic conventions put it:
-// robby's client writes it there, package mcpserver reads it back.
+// requests (traceparent, tracestate). MCP's semantic conventions put it there.
+// robby's client writes it, and package mcpserver reads it back.
 package mcpmeta
 
 import (

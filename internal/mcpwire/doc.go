@@ -1,3 +1,3 @@
-// Package mcpwire holds robby's MCP transports: the reading of a server's
-// notices off the wire, and the WebSocket transport.
+// Package mcpwire holds robby's MCP transports. It reads a server's notices off
+// the wire, and holds the WebSocket transport.
 package mcpwire

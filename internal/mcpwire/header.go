@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 )
 
-// Origin returns the scheme and host of a URL (ws and wss read as http and
-// https), or "" if it is none.
+// Origin returns the scheme and host of a URL, or "" if it is none. ws and wss
+// read as http and https.
 func Origin(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -28,10 +28,10 @@ func Origin(raw string) string {
 	return scheme + "://" + strings.ToLower(u.Host)
 }
 
-// HeaderTransport adds fixed headers to every request to a server's
-// origin, and the W3C trace context of its context if Traced. A request
-// elsewhere (a redirect to another host) gets none of the headers: they
-// may hold the server's credentials.
+// HeaderTransport adds fixed headers to every request to a server's origin. If
+// Traced, it adds the W3C trace context of its context too. A request elsewhere
+// (a redirect to another host) gets none of the headers: they may hold the
+// server's credentials.
 type HeaderTransport struct {
 	Header http.Header
 	Origin string // the server's, as [Origin] gives it

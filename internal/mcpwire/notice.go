@@ -14,34 +14,32 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// A server's progress notices and log messages are handled where robby
-// reads them off the wire, before anything that follows them, not by the
-// go-sdk's notification handlers: the go-sdk queues notifications without
-// bound and handles them on a goroutine of their own, so a notice sent
-// just before its call's result could be handled after the call ended, and
-// a server flooding notices could grow the queue until memory ran out.
-// Read in wire order, every notice of a call is its event before the
-// call's result is, and a flood waits for robby's logger.
+// A server's progress notices and log messages are handled where robby reads
+// them off the wire, before anything that follows them. The go-sdk's
+// notification handlers do not handle them. The go-sdk queues notifications
+// without bound and handles them on a goroutine of their own. A notice sent
+// just before its call's result could then be handled after the call ended. A
+// server flooding notices could grow the queue until memory ran out. Read in
+// wire order, every notice of a call is its event before the call's result is.
+// A flood waits for robby's logger.
 //
-// Over streamable HTTP, a server answers a tools/call POST with a stream
-// of its own that carries the call's notifications, so a log message read
-// on it belongs to that call, and reaches its conversation's stream. The
-// go-sdk merges every stream into one connection and cannot be wrapped
-// there, so robby reads the streams at their HTTP body instead. Log
-// messages read anywhere else (stdio, the other transports, the session's
-// standalone stream) go to the logger only, as they could belong to any
-// conversation. Progress reaches its call by its token, on every
-// transport.
+// Over streamable HTTP, a server answers a tools/call POST with a stream of its
+// own, which carries the call's notifications. A log message read on it so
+// belongs to that call, and reaches its conversation's stream. The go-sdk
+// merges every stream into one connection and cannot be wrapped there. So robby
+// reads the streams at their HTTP body instead. Log messages read anywhere else
+// go to the logger only, as they could belong to any conversation. That is
+// stdio, the other transports, and the session's standalone stream. Progress
+// reaches its call by its token, on every transport.
 
-// maxHeldEvent bounds the bytes of one server-sent event held to read it;
-// a larger event passes on as it came, to the go-sdk, whose handlers send
-// a notice in it to the logger only.
+// maxHeldEvent bounds the bytes of one server-sent event held to read it. A
+// larger event passes on as it came, to the go-sdk. Its handlers send a notice
+// in it to the logger only.
 const maxHeldEvent = 1 << 20
 
-// A Noticer takes the notices read off a connection's wire. Notice
-// handles req if it is a notice it reads and reports whether it did; call
-// is the progress token of the call on whose own response stream req was
-// read, or "".
+// A Noticer takes the notices read off a connection's wire. Notice handles req
+// if it is a notice it reads, and reports whether it did. call is the progress
+// token of the call on whose own response stream req was read, or "".
 type Noticer interface {
 	Notice(ctx context.Context, req *jsonrpc.Request, call string) bool
 }
@@ -54,9 +52,9 @@ type routedCall struct {
 	token string
 }
 
-// WithCall returns ctx for the tools/call request of the call whose
-// progress token is token: the log messages on the streams that answer it,
-// the POST and any GET resuming its stream, go to that call.
+// WithCall returns ctx for the tools/call request of the call whose progress
+// token is token. The log messages on the streams that answer it go to that
+// call. Those streams are the POST and any GET resuming its stream.
 func WithCall(ctx context.Context, n Noticer, token string) context.Context {
 	return context.WithValue(ctx, routedCallKey{}, routedCall{n, token})
 }
@@ -149,11 +147,11 @@ func (t routeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// noticeReader passes on an event stream, less the data of the events
-// that notice takes: their other fields pass on, so that the go-sdk still
-// learns their ID and can resume the stream after them. It holds one event
-// at a time, and at most maxHeldEvent bytes of it: a larger one passes on
-// unread, as it arrives. Other events pass on byte for byte.
+// noticeReader passes on an event stream, less the data of the events that
+// notice takes. Their other fields pass on, so the go-sdk still learns their ID
+// and can resume the stream after them. It holds one event at a time, and at
+// most maxHeldEvent bytes of it. A larger one passes on unread, as it arrives.
+// Other events pass on byte for byte.
 type noticeReader struct {
 	body   io.ReadCloser
 	r      *bufio.Reader
@@ -222,9 +220,9 @@ func (t *noticeReader) step() {
 	}
 }
 
-// endLine reads the line just completed: a blank line, or the end of the
-// stream, ends the event; a data line adds to its data. A stream that
-// fails passes on the event as far as it came, unchanged.
+// endLine reads the line just completed. A blank line, or the end of the
+// stream, ends the event. A data line adds to its data. A stream that fails
+// passes on the event as far as it came, unchanged.
 func (t *noticeReader) endLine(err error) {
 	line := bytes.TrimRight(t.event[t.line:], "\r\n")
 	t.line = len(t.event)

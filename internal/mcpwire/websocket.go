@@ -15,9 +15,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxWebSocketMessageSize bounds one inbound message. coder/websocket's
-// 32 KiB default is far too small for MCP results such as file contents,
-// while some bound is still needed so a broken peer cannot exhaust memory.
+// maxWebSocketMessageSize bounds one inbound message. coder/websocket's 32 KiB
+// default is far too small for MCP results such as file contents. Still, some
+// bound is needed, so a broken peer cannot exhaust memory.
 const maxWebSocketMessageSize = 10 << 20 // 10 MiB
 
 // webSocketSubprotocol is offered on the handshake because the MCP
@@ -71,7 +71,7 @@ func NewWebSocketConn(conn *websocket.Conn) *WebSocketConn {
 }
 
 // Read implements [mcp.Connection]. The SDK calls it with a context that is
-// never done; a caller whose ctx ends mid-read loses the connection, because
+// never done. A caller whose ctx ends mid-read loses the connection, because
 // coder/websocket closes it then.
 func (c *WebSocketConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	// Checked here because coder/websocket would close the whole connection
@@ -133,9 +133,9 @@ func (c *WebSocketConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // Close implements [mcp.Connection]. It performs the close handshake, which
-// also ends a pending Read and waits for coder/websocket's goroutines. After
-// a failed Read or Write it skips the handshake, because a peer that has gone
-// away cannot answer it and the error would only be noise.
+// also ends a pending Read and waits for coder/websocket's goroutines. After a
+// failed Read or Write it skips the handshake. A peer that has gone away cannot
+// answer it, and the error would only be noise.
 func (c *WebSocketConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closing)

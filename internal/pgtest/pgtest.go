@@ -1,7 +1,7 @@
-// Package pgtest starts a real PostgreSQL server for tests, from the
-// binaries of Debian's postgresql package (or initdb and postgres on the
-// PATH), on a temporary data directory and a free port. Without them a
-// test is skipped, unless CI=true, where it fails.
+// Package pgtest starts a real PostgreSQL server for tests, on a temporary data
+// directory and a free port. It runs the binaries of Debian's postgresql
+// package, or initdb and postgres on the PATH. Without them a test is skipped,
+// unless CI=true, where it fails.
 package pgtest
 
 import (

@@ -1,5 +1,5 @@
-// Package randid makes the random IDs that robby and its endpoint hand
-// out: tool-call IDs, completion, response and request IDs.
+// Package randid makes the random IDs that robby and its endpoint hand out.
+// They are tool-call IDs, and completion, response and request IDs.
 package randid
 
 import "math/rand/v2"

@@ -1,6 +1,6 @@
-// Package redact removes secrets from texts, errors and log records:
-// tokens and keys that servers echo back in their errors more often than
-// one would think (a token endpoint quoting the refresh token it refused).
+// Package redact removes secrets from texts, errors and log records. Servers
+// echo tokens and keys back in their errors more often than one would think. A
+// token endpoint may quote the refresh token it refused.
 package redact
 
 import (
@@ -11,15 +11,16 @@ import (
 	"strings"
 )
 
-// Min is the length below which a value is not taken for a secret:
-// redacting "1" or "true" everywhere would garble every message.
+// Min is the length below which a value is not taken for a secret. Redacting
+// "1" or "true" everywhere would garble every message.
 const Min = 8
 
 // Mark replaces a secret.
 const Mark = "[redacted]"
 
 // Forms returns v as it may appear in a text: as is, and quoted in a URL's
-// query or path (a form body); nothing for a value shorter than [Min].
+// query or path (a form body). It returns nothing for a value shorter than
+// [Min].
 func Forms(v string) []string {
 	v = strings.TrimSpace(strings.TrimPrefix(v, "Bearer "))
 	if len(v) < Min {
@@ -44,9 +45,9 @@ func Text(text string, secrets []string) string {
 	return text
 }
 
-// Error returns err with the secrets removed from its text; errors.Is and
-// errors.As still see what it wraps. An error without a secret is
-// returned as it is.
+// Error returns err with the secrets removed from its text. errors.Is and
+// errors.As still see what it wraps. An error without a secret is returned as
+// it is.
 func Error(err error, secrets []string) error {
 	if err == nil || len(secrets) == 0 {
 		return err
@@ -66,9 +67,9 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-// Logger returns a logger that removes from each record, before l's
-// handler sees it, the secrets that secrets returns at that moment: they
-// may change, as tokens do when refreshed. secrets must not log.
+// Logger returns a logger that removes secrets from each record, before l's
+// handler sees it. They are the secrets that secrets returns at that moment:
+// they may change, as tokens do when refreshed. secrets must not log.
 func Logger(l *slog.Logger, secrets func() []string) *slog.Logger {
 	return slog.New(handler{l.Handler(), secrets})
 }
@@ -92,8 +93,8 @@ func (h handler) Handle(ctx context.Context, r slog.Record) error {
 	return h.next.Handle(ctx, out)
 }
 
-// WithAttrs redacts attrs with the secrets of now: attributes given once,
-// such as a server's name, hold none that appear later.
+// WithAttrs redacts attrs with the secrets of now. Attributes given once, such
+// as a server's name, hold none that appear later.
 func (h handler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	s := h.secrets()
 	clean := make([]slog.Attr, len(attrs))

@@ -1,9 +1,9 @@
 // Package sqlitefile turns a file path into the data source name that
 // modernc.org/sqlite opens.
 //
-// The driver opens names as URIs: in "file:" + path, a '?' in the path
-// starts the query and a '#' ends the name, so "what?.db" opened "what".
-// URI escapes the path, so that a path is only ever a path.
+// The driver opens names as URIs. In "file:" + path, a '?' in the path starts
+// the query and a '#' ends the name. So "what?.db" opened "what". URI escapes
+// the path, so that a path is only ever a path.
 package sqlitefile
 
 import (
@@ -15,7 +15,7 @@ import (
 
 // URI returns the "file:" URI of the database at path, with query as its
 // parameters (such as "_pragma"). The path is made absolute and
-// percent-escaped: every byte of it names the file, ":memory:" included.
+// percent-escaped. Every byte of it names the file, ":memory:" included.
 func URI(path string, query url.Values) (string, error) {
 	if path == "" {
 		return "", errors.New("empty path")

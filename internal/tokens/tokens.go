@@ -1,17 +1,17 @@
-// Package tokens estimates how many tokens a text costs a model, without
-// the model's tokenizer: robby uses the estimate to fit a conversation into
-// a context window, and robbytest to play a server with a context limit.
+// Package tokens estimates how many tokens a text costs a model, without the
+// model's tokenizer. robby uses the estimate to fit a conversation into a
+// context window. robbytest uses it to play a server with a context limit.
 //
-// The estimate follows what byte-pair tokenizers (OpenAI's o200k_base and
-// cl100k_base, Llama 3's, Qwen's) do with each kind of text: a common word
-// and the space before it make one token, a long word two or three, digits
-// go in groups of three, most punctuation marks are a token each, a run of
-// spaces or newlines one, and a CJK character about one. It reads JSON as
-// it is encoded, an escape such as \n counting as the character it stands
-// for, so that a message's JSON costs about its text plus the few tokens a
-// chat template adds around it. Its error on real text, against o200k_base
-// and cl100k_base, is measured by the package's tests (see
-// testdata/counts.json and how it was made in testdata/count.js).
+// The estimate follows what byte-pair tokenizers do with each kind of text.
+// (Such are OpenAI's o200k_base and cl100k_base, Llama 3's and Qwen's.) A
+// common word and the space before it make one token, a long word two or three.
+// Digits go in groups of three. Most punctuation marks are a token each, and a
+// run of spaces or newlines one. A CJK character is about one. It reads JSON as
+// it is encoded, an escape such as \n counting as the character it stands for.
+// A message's JSON so costs about its text, plus the few tokens a chat template
+// adds around it. The package's tests measure its error on real text, against
+// o200k_base and cl100k_base. See testdata/counts.json, and how it was made in
+// testdata/count.js.
 package tokens
 
 import "unicode/utf8"
@@ -107,7 +107,7 @@ func isPunct(c byte) bool {
 func isSpaceEscape(c byte) bool { return c == 'n' || c == 't' || c == 'r' }
 
 // isCJK reports whether r is a Chinese, Japanese or Korean character or
-// punctuation mark, which tokenizers count about one a token.
+// punctuation mark. Tokenizers count those about one a token.
 func isCJK(r rune) bool {
 	return r >= 0x2E80 && r <= 0x9FFF || // radicals, punctuation, kana, CJK ideographs
 		r >= 0xAC00 && r <= 0xD7AF || // Hangul

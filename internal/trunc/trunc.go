@@ -1,6 +1,6 @@
 // Package trunc cuts text to a size in bytes without splitting a UTF-8
-// character, for robby's packages: tool outputs, error messages, progress
-// notes and terminal lines all need the same care.
+// character. Tool outputs, error messages, progress notes and terminal lines
+// all need the same care.
 package trunc
 
 import "unicode/utf8"

@@ -55,8 +55,8 @@ var AddTool = robby.NewTool("add", "Adds two numbers", func(_ context.Context, i
 	return in.A + in.B, nil
 })
 
-// Do sends a request, with a bearer token unless token is empty and a
-// JSON body unless body is; its body is closed with the test.
+// Do sends a request, with a bearer token unless token is empty, and a JSON
+// body unless body is. Its body is closed with the test.
 func Do(t *testing.T, url, method, token, body string) *http.Response {
 	t.Helper()
 	return DoContext(t.Context(), t, url, method, token, body)
