@@ -1,16 +1,16 @@
-// Command chat is a chat agent with memory: it answers a first question,
-// then streams its answer to a second one that only makes sense with the
+// Command chat is a chat agent with memory. It answers a first question, then
+// streams its answer to a second one. The second only makes sense with the
 // first answer in mind.
 //
-// It talks to any OpenAI-compatible endpoint, by default Docker Model
-// Runner on this machine:
+// It talks to any OpenAI-compatible endpoint, by default Docker Model Runner on
+// this machine:
 //
 //	docker desktop enable model-runner --tcp 12434
 //	docker model pull ai/qwen2.5
 //	go run ./examples/chat
 //
-// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint
-// and model, such as Ollama's or OpenAI's.
+// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint and
+// model, such as Ollama's or OpenAI's.
 package main
 
 import (

@@ -1,10 +1,10 @@
-// Command eval runs the example dataset, cases.jsonl, on an agent with a
-// lookup tool, five times a case, and writes report.html: the same
-// dataset `robby eval` runs and `go test` runs (main_test.go).
+// Command eval runs the example dataset, cases.jsonl, on an agent with a lookup
+// tool, five times a case. It writes report.html. `robby eval` and `go test`
+// (main_test.go) run the same dataset.
 //
-// By default the model is scripted: each case's script (in its metadata)
-// plays it, in process ([eval.Scripted]). With OPENAI_BASE_URL set, that
-// endpoint answers and judges (OPENAI_API_KEY and ROBBY_MODEL as usual):
+// By default the model is scripted: each case's script (in its metadata) plays
+// it, in process ([eval.Scripted]). With OPENAI_BASE_URL set, that endpoint
+// answers and judges (OPENAI_API_KEY and ROBBY_MODEL as usual):
 //
 //	go run ./examples/eval
 //	OPENAI_BASE_URL=http://localhost:11434/v1 ROBBY_MODEL=qwen2.5 go run ./examples/eval

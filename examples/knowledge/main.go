@@ -1,19 +1,19 @@
-// Command knowledge indexes a folder of Markdown (a small staff handbook)
-// into a knowledge base and has an agent answer questions from it, citing
-// the files and lines it used: first with the search_knowledge tool, which
-// the model calls, then in context mode, where the passages found for the
+// Command knowledge indexes a folder of Markdown (a small staff handbook) into
+// a knowledge base. An agent then answers questions from it, citing the files
+// and lines it used. It does so first with the search_knowledge tool, which the
+// model calls. Then it uses context mode, where the passages found for the
 // question are given to the model with it.
 //
-// It talks to any OpenAI-compatible endpoint, by default Docker Model
-// Runner on this machine, for the chat model and the embedding model:
+// It talks to any OpenAI-compatible endpoint, by default Docker Model Runner on
+// this machine. The endpoint serves the chat model and the embedding model:
 //
 //	docker desktop enable model-runner --tcp 12434
 //	docker model pull ai/qwen2.5
 //	docker model pull ai/mxbai-embed-large
 //	go run ./examples/knowledge
 //
-// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose the chat endpoint
-// and model; ROBBY_EMBEDDINGS_MODEL the embedding model and
+// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose the chat endpoint and
+// model. ROBBY_EMBEDDINGS_MODEL chooses the embedding model, and
 // ROBBY_EMBEDDINGS_URL its endpoint, if it is another. With
 // ROBBY_EMBEDDINGS_MODEL=none, search is by keyword only.
 package main
@@ -65,7 +65,7 @@ func fromEnv() config {
 	return c
 }
 
-// handbook is the folder indexed: the handbook next to this file, as a path
+// handbook is the folder indexed: the handbook next to this file. It is a path
 // from the working directory, which the citations show.
 func handbook() string {
 	_, file, _, _ := runtime.Caller(0)

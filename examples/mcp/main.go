@@ -1,17 +1,17 @@
-// Command mcp gives a model the tools of MCP servers: by default the
+// Command mcp gives a model the tools of MCP servers. By default they are the
 // reference filesystem server, rooted in a folder of its own, and the Docker
-// MCP Toolkit's gateway when the docker CLI has it; with -mcp, the servers
-// of an mcpServers JSON file (as Claude Desktop, Cursor and VS Code write
-// them).
+// MCP Toolkit's gateway, when the docker CLI has it. With -mcp, they are the
+// servers of an mcpServers JSON file (as Claude Desktop, Cursor and VS Code
+// write them).
 //
 //	docker desktop enable model-runner --tcp 12434
 //	docker model pull ai/qwen2.5
 //	go run ./examples/mcp
 //	go run ./examples/mcp -mcp mcp.json "What tools do you have?"
 //
-// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint
-// and model, such as Ollama's or OpenAI's. The filesystem server runs with
-// npx, so Node.js must be installed.
+// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint and
+// model, such as Ollama's or OpenAI's. The filesystem server runs with npx, so
+// Node.js must be installed.
 package main
 
 import (
@@ -92,9 +92,10 @@ func run(ctx context.Context, config, prompt string) error {
 	return nil
 }
 
-// mcpServers loads config, or makes the default servers: the filesystem
-// server in ./mcp-workspace, and the Docker MCP Toolkit's gateway, which
-// exposes every server enabled in Docker Desktop, if the CLI has it.
+// mcpServers loads config, or makes the default servers. They are the
+// filesystem server in ./mcp-workspace, and the Docker MCP Toolkit's gateway,
+// if the CLI has it. The gateway exposes every server enabled in Docker
+// Desktop.
 func mcpServers(config string) ([]robby.MCPServer, error) {
 	if config != "" {
 		return mcpconfig.Load(config)
@@ -110,8 +111,8 @@ func mcpServers(config string) ([]robby.MCPServer, error) {
 		robby.MCPCommand("fs", "npx", "-y", "@modelcontextprotocol/server-filesystem", dir),
 	}
 	if exec.Command("docker", "mcp", "version").Run() == nil {
-		// The gateway needs Docker's own environment; it is optional so
-		// that a stopped Docker Desktop does not stop the example.
+		// The gateway needs Docker's own environment. It is optional, so a
+		// stopped Docker Desktop does not stop the example.
 		servers = append(servers, robby.MCPCommand("docker", "docker", "mcp", "gateway", "run").WithInheritedEnv().WithOptional())
 	}
 	return servers, nil

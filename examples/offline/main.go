@@ -1,13 +1,13 @@
-// Command offline runs a robby agent end to end against a scripted model,
-// in process: no LLM, no network, no API key. It is the quickest way to see
-// what the ReAct loop does:
+// Command offline runs a robby agent end to end against a scripted model, in
+// process. There is no LLM, no network, no API key. It is the quickest way to
+// see what the ReAct loop does:
 //
 //	go run ./examples/offline
 //
-// The model is a [robbytest.Server]: an OpenAI-compatible endpoint on a
-// local port that answers each request with the next reply of its script,
-// streamed as real providers stream. Everything else is the real thing:
-// the agent, its tools, its limits and the events of [robby.Agent.Stream].
+// The model is a [robbytest.Server]: an OpenAI-compatible endpoint on a local
+// port. It answers each request with the next reply of its script, streamed as
+// real providers stream. Everything else is the real thing: the agent, its
+// tools, its limits and the events of [robby.Agent.Stream].
 package main
 
 import (
@@ -24,14 +24,14 @@ import (
 	"github.com/robby-go/robby/robbytest"
 )
 
-// person is the arguments of both tools. NewTool infers their JSON Schema
-// from it: the json tag names the field, the jsonschema tag describes it.
+// person is the arguments of both tools. NewTool infers their JSON Schema from
+// it. The json tag names the field, and the jsonschema tag describes it.
 type person struct {
 	Name string `json:"name" jsonschema:"the person's name"`
 }
 
-// sayHello is a typed local tool: the model's arguments are validated
-// against the schema and decoded into a person before the call.
+// sayHello is a typed local tool. The model's arguments are validated against
+// the schema and decoded into a person before the call.
 var sayHello = robby.NewTool("say_hello", "Say hello to someone",
 	func(ctx context.Context, in person) (string, error) {
 		return fmt.Sprintf("👋 Hello %s! 🙂", in.Name), nil
@@ -77,8 +77,8 @@ func run(ctx context.Context, w io.Writer) error {
 		}, opts...)...)
 	}
 
-	// 1. The model thinks aloud, calls both tools in one turn, reads their
-	// results and answers in a second turn.
+	//   1. The model thinks aloud and calls both tools in one turn. It reads
+	//     their results and answers in a second turn.
 	heading(w, "1. A streamed run: two tools called in parallel, then the answer")
 	model.Reply(
 		robbytest.ToolCalls(
@@ -99,9 +99,9 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	summary(w, "result", res)
 
-	// 2. The same agent remembers the conversation. The model calls a tool
-	// it does not have: the error goes back to it as the tool's result, and
-	// the loop goes on.
+	//   2. The same agent remembers the conversation. The model calls a tool it
+	//     does not have. The error goes back to it as the tool's result, and
+	//     the loop goes on.
 	heading(w, "2. An unknown tool: the model reads the error and the loop goes on")
 	model.Reply(
 		robbytest.ToolCalls(robbytest.Call("beam_up", `{"name":"Spock"}`)),
@@ -113,8 +113,8 @@ func run(ctx context.Context, w io.Writer) error {
 	summary(w, "result", res)
 	fmt.Fprintf(w, "   the conversation holds %d messages\n", len(agent.Messages()))
 
-	// 3. A model that never stops calling tools meets WithMaxTurns: the run
-	// ends with ErrMaxTurns and the partial result.
+	//   3. A model that never stops calling tools meets WithMaxTurns. The run
+	//     ends with ErrMaxTurns and the partial result.
 	heading(w, "3. WithMaxTurns(2), and the model keeps calling tools")
 	model.Reply(
 		robbytest.ToolCalls(robbytest.Call("say_hello", `{"name":"Kirk"}`)),
@@ -132,8 +132,8 @@ func run(ctx context.Context, w io.Writer) error {
 	fmt.Fprintf(w, "   error: %v (errors.Is ErrMaxTurns: %t)\n", err, errors.Is(err, robby.ErrMaxTurns))
 	summary(w, "partial result", res)
 
-	// 4. With WithFinalAnswer, the last allowed turn offers no tools: the
-	// model has to answer with what it has.
+	//   4. With WithFinalAnswer, the last allowed turn offers no tools. The
+	//     model has to answer with what it has.
 	heading(w, "4. WithMaxTurns(2) + WithFinalAnswer: the last turn has to answer")
 	model.Reply(
 		robbytest.ToolCalls(robbytest.Call("say_hello", `{"name":"Kirk"}`)),
@@ -147,8 +147,8 @@ func run(ctx context.Context, w io.Writer) error {
 	if res, err = stream(ctx, w, final, "Say hello to the whole crew"); err != nil {
 		return err
 	}
-	// The scripted model answers as told; the requests show what a real
-	// one would have been offered on the last turn.
+	// The scripted model answers as told. The requests show what a real one
+	// would have been offered on the last turn.
 	reqs := model.Requests()
 	offered := "none"
 	if tools := reqs[len(reqs)-1].Tools; len(tools) > 0 {

@@ -1,8 +1,8 @@
-// Command planner composes two agents: a planner that hands research to a
-// researcher agent through [robby.Agent.AsTool]. The researcher runs on a
-// fresh conversation of its own for each call, with its own tool (a
-// lookup of facts) and turn limit; its events come in the planner's
-// stream, nested under the call, and its tokens count in the planner's.
+// Command planner composes two agents: a planner hands research to a researcher
+// agent through [robby.Agent.AsTool]. For each call, the researcher runs on a
+// fresh conversation of its own. It has its own tool (a lookup of facts) and
+// turn limit. Its events come in the planner's stream, nested under the call.
+// Its tokens count in the planner's.
 //
 // By default the model is scripted ([robbytest]), in process: no LLM, no
 // network. With OPENAI_BASE_URL set, both agents ask that endpoint
@@ -44,7 +44,7 @@ var lookup = robby.NewTool("lookup", "Look up a fact about visiting the Eiffel T
 		return "", fmt.Errorf("no fact %q; try opening_hours, ticket_price or best_time", in.Key)
 	})
 
-// scripted is what the offline model answers, request after request: the
+// scripted is what the offline model answers, request after request. First the
 // planner's, then the researcher's inside the planner's call, then the
 // planner's again.
 var scripted = []robbytest.Reply{

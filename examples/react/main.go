@@ -1,20 +1,20 @@
-// Command react runs the ReAct loop within limits and prints every event
-// of the run as it happens: the model's reasoning and text, each tool call
-// and its result, the end of each turn. Then it prints the totals.
+// Command react runs the ReAct loop within limits and prints every event of the
+// run as it happens. Events are the model's reasoning and text, each tool call
+// and its result, and the end of each turn. Then it prints the totals.
 //
-// The model has a calculator (add, multiply) and a lookup tool that fails
-// on keys it does not know: a failure is sent back to the model as the
-// call's result, so the model can correct itself on the next turn.
+// The model has a calculator (add, multiply) and a lookup tool that fails on
+// keys it does not know. A failure is sent back to the model as the call's
+// result. The model can so correct itself on the next turn.
 //
-// It talks to any OpenAI-compatible endpoint, by default Docker Model
-// Runner on this machine:
+// It talks to any OpenAI-compatible endpoint, by default Docker Model Runner on
+// this machine:
 //
 //	docker desktop enable model-runner --tcp 12434
 //	docker model pull ai/qwen2.5
 //	go run ./examples/react
 //
-// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint
-// and model, such as Ollama's or OpenAI's.
+// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint and
+// model, such as Ollama's or OpenAI's.
 package main
 
 import (
@@ -144,7 +144,7 @@ func run(ctx context.Context) error {
 		}
 	}
 	// A model that still calls tools on its last turn ends the run with
-	// ErrMaxTurns; the partial result is worth printing all the same.
+	// ErrMaxTurns. The partial result is worth printing all the same.
 	if runErr != nil && !errors.Is(runErr, robby.ErrMaxTurns) {
 		return runErr
 	}

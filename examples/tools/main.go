@@ -1,17 +1,17 @@
 // Command tools gives a model two typed local tools, say_hello and
-// vulcan_salute. It uses them twice: step by step with the building blocks
-// (ask for tool calls, run them, read the answer), then in one call with
+// vulcan_salute. It uses them twice. First step by step, with the building
+// blocks: ask for tool calls, run them, read the answer. Then in one call, with
 // the ReAct loop of Run.
 //
-// It talks to any OpenAI-compatible endpoint, by default Docker Model
-// Runner on this machine:
+// It talks to any OpenAI-compatible endpoint, by default Docker Model Runner on
+// this machine:
 //
 //	docker desktop enable model-runner --tcp 12434
 //	docker model pull ai/qwen2.5
 //	go run ./examples/tools
 //
-// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint
-// and model, such as Ollama's or OpenAI's.
+// OPENAI_BASE_URL, OPENAI_API_KEY and ROBBY_MODEL choose another endpoint and
+// model, such as Ollama's or OpenAI's.
 package main
 
 import (

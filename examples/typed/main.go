@@ -1,7 +1,7 @@
-// Command typed extracts a typed record from free text with
-// [robby.RunTyped]: the answer is a Go value, its JSON Schema inferred
-// from the struct, validated and decoded strictly, repaired by the model
-// when it does not fit.
+// Command typed extracts a typed record from free text with [robby.RunTyped].
+// The answer is a Go value, its JSON Schema inferred from the struct. It is
+// validated and decoded strictly, and repaired by the model when it does not
+// fit.
 //
 // By default the model is scripted ([robbytest]), in process: no LLM, no
 // network. With OPENAI_BASE_URL set, it asks that endpoint instead
@@ -25,9 +25,9 @@ import (
 	"github.com/robby-go/robby/robbytest"
 )
 
-// contact is the record to extract. The json tags name the fields, the
-// jsonschema tags describe them to the model; omitempty makes a field
-// optional, and a pointer tells "not said" from empty.
+// contact is the record to extract. The json tags name the fields, and the
+// jsonschema tags describe them to the model. omitempty makes a field optional,
+// and a pointer tells "not said" from empty.
 type contact struct {
 	Name     string   `json:"name" jsonschema:"the person's full name"`
 	Email    string   `json:"email" jsonschema:"their email address"`
@@ -40,8 +40,9 @@ const message = `Hi! I'm Ada Lovelace, from Analytical Engines Ltd. Could we tal
 your pricing for teams and the on-premise option? It is rather urgent: our
 board meets on Friday. Reach me at ada@engines.example.`
 
-// scripted is what the offline model answers: the record as a model would
-// write it, first without a required field, which it is asked to repair.
+// scripted is what the offline model answers: the record as a model would write
+// it. It comes first without a required field, which the model is asked to
+// repair.
 var scripted = []robbytest.Reply{
 	robbytest.Answer(`{"name": "Ada Lovelace", "email": "ada@engines.example", "topics": ["team pricing", "on-premise"]}`),
 	robbytest.Answer(`{"name": "Ada Lovelace", "email": "ada@engines.example", "company": "Analytical Engines Ltd",

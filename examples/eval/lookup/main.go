@@ -1,5 +1,5 @@
-// Command lookup is the example dataset's lookup tool as an MCP server
-// over stdio, for robby eval with a real model (mcp.json names it):
+// Command lookup is the example dataset's lookup tool as an MCP server over
+// stdio. It is for robby eval with a real model (mcp.json names it):
 //
 //	OPENAI_BASE_URL=http://localhost:11434/v1 ROBBY_MODEL=qwen2.5 \
 //	  robby eval -mcp examples/eval/mcp.json examples/eval/cases.jsonl -repeat 5 -html report.html

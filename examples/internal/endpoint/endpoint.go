@@ -1,6 +1,6 @@
-// Package endpoint is what the examples that talk to a real model share:
-// the endpoint and model the environment chooses, and a report of a
-// failure that says how to start a model server when none answered.
+// Package endpoint is what the examples that talk to a real model share. It
+// reads the endpoint and model the environment chooses. When no model server
+// answered, its report of the failure says how to start one.
 package endpoint
 
 import (
