@@ -195,3 +195,10 @@ func (t *typedHeads) get(as *schemas.Answer, base *openai.ChatCompletionNewParam
 	}
 	return head, &p, nil
 }
+
+// answerToolName is the name of the answer tool; answerToolOther replaces it
+// when the agent has a tool of that name.
+const (
+	answerToolName  = "final_answer"
+	answerToolOther = "robby_final_answer"
+)

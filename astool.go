@@ -91,10 +91,6 @@ func agentTool(a *Agent, t Tool) Tool {
 // conversation New began.
 func (a *Agent) fresh() *Agent { return newAgent(a.core, a.core.initial) }
 
-// A toolIdentity is the name and description of the tool an agent runs
-// as: its runs' spans carry them.
-type toolIdentity struct{ name, description string }
-
 // asTool marks a run as the agent's run as the tool it names.
 func asTool(name, description string) RunOption {
 	return func(rc *runConfig) error {

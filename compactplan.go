@@ -357,3 +357,29 @@ func systemJSON(text string) json.RawMessage {
 	b = sjson.AppendEscape(b, text, 0)
 	return append(b, '}')
 }
+
+// compactState is what an agent remembers of the compaction of its
+// conversation between requests. Only the operation holding the
+// conversation (see Agent.acquire) changes it, holding Agent.mu too, so
+// that Clone may copy it.
+type compactState struct {
+	cut     int   // the first message sent after the pinned ones
+	cutAt   *byte // the first byte of history[cut-1]'s JSON, to tell the conversation is still the one cut
+	summary json.RawMessage
+	sumTok  int
+
+	// The last request that got an answer, for the provider's count.
+	last struct {
+		cut    int
+		at     *byte
+		n      int // messages sent
+		est    int // robby's estimate
+		prompt int // the provider's count, 0 if unknown
+	}
+}
+
+// valid reports whether a cut at cut, marked by at, still applies to
+// history.
+func validCut(history []json.RawMessage, cut int, at *byte) bool {
+	return cut == 0 || cut <= len(history) && len(history[cut-1]) > 0 && &history[cut-1][0] == at
+}

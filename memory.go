@@ -137,3 +137,31 @@ func promptMessage(prompt string) messages {
 	ms.add(openai.UserMessage(prompt), chatwire.UserJSON(prompt))
 	return ms
 }
+
+// awaiting returns the calls of the conversation's last assistant message
+// that no tool message answers: those a run ended on, or those of
+// [Agent.ToolsCompletion] not executed yet.
+func awaiting(conv []openai.ChatCompletionMessageParamUnion) []ToolCall {
+	var answered map[string]bool
+	for i := len(conv) - 1; i >= 0; i-- {
+		m := &conv[i]
+		if m.OfTool != nil {
+			if answered == nil {
+				answered = make(map[string]bool)
+			}
+			answered[m.OfTool.ToolCallID] = true
+			continue
+		}
+		if m.OfAssistant == nil {
+			return nil
+		}
+		var calls []ToolCall
+		for _, tc := range m.OfAssistant.ToolCalls {
+			if f := tc.OfFunction; f != nil && !answered[f.ID] {
+				calls = append(calls, ToolCall{ID: f.ID, Name: f.Function.Name, Arguments: f.Function.Arguments})
+			}
+		}
+		return calls
+	}
+	return nil
+}

@@ -218,34 +218,6 @@ func (rc *runConfig) answers(awaiting []ToolCall, maxOutput int) ([]ToolResult, 
 // unanswered.
 var errNoResult = errors.New("no result was given for this call")
 
-// awaiting returns the calls of the conversation's last assistant message
-// that no tool message answers: those a run ended on, or those of
-// [Agent.ToolsCompletion] not executed yet.
-func awaiting(conv []openai.ChatCompletionMessageParamUnion) []ToolCall {
-	var answered map[string]bool
-	for i := len(conv) - 1; i >= 0; i-- {
-		m := &conv[i]
-		if m.OfTool != nil {
-			if answered == nil {
-				answered = make(map[string]bool)
-			}
-			answered[m.OfTool.ToolCallID] = true
-			continue
-		}
-		if m.OfAssistant == nil {
-			return nil
-		}
-		var calls []ToolCall
-		for _, tc := range m.OfAssistant.ToolCalls {
-			if f := tc.OfFunction; f != nil && !answered[f.ID] {
-				calls = append(calls, ToolCall{ID: f.ID, Name: f.Function.Name, Arguments: f.Function.Arguments})
-			}
-		}
-		return calls
-	}
-	return nil
-}
-
 // overlayParams lays over's parameters over base's. Parameters openai-go
 // has no field for, in either, are kept as extra fields.
 func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompletionNewParams, error) {
@@ -328,3 +300,7 @@ func keepExtra(p *openai.ChatCompletionNewParams, params map[string]json.RawMess
 
 // errTypedOption refuses a typed run's option given to another run.
 var errTypedOption = errors.New("robby: WithAnswerMode, WithMaxRepairs and WithAnswerSchema are options of RunTyped and StreamTyped")
+
+// A toolIdentity is the name and description of the tool an agent runs
+// as: its runs' spans carry them.
+type toolIdentity struct{ name, description string }

@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/schemas"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 )
 
@@ -181,4 +183,22 @@ func (r *ToolResult) UnmarshalJSON(b []byte) error {
 		r.Err = errors.New(j.Err)
 	}
 	return nil
+}
+
+// encodeResult makes a tool's result text: a string as it is, any other
+// value as JSON.
+func encodeResult(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encoding result: %w", err)
+	}
+	return string(b), nil
+}
+
+// toolMessage returns the message giving the model a result, with its JSON.
+func toolMessage(r ToolResult) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
+	return openai.ToolMessage(r.Output, r.Call.ID), chatwire.ToolJSON(r.Output, r.Call.ID)
 }

@@ -12,10 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robby-go/robby/internal/chatwire"
-
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/trunc"
 )
 
@@ -289,17 +286,6 @@ func (t *Tool) validate(args json.RawMessage) error {
 	return nil
 }
 
-func encodeResult(v any) (string, error) {
-	if s, ok := v.(string); ok {
-		return s, nil
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("encoding result: %w", err)
-	}
-	return string(b), nil
-}
-
 // finish records the error of a result, which then is what the model reads,
 // fits the output to a tool message, and reports the result as ready.
 func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
@@ -331,8 +317,3 @@ type toolTimeout time.Duration
 func (d toolTimeout) Error() string { return "timed out after " + time.Duration(d).String() }
 
 func (toolTimeout) Unwrap() error { return context.DeadlineExceeded }
-
-// toolMessage returns the message giving the model a result, with its JSON.
-func toolMessage(r ToolResult) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
-	return openai.ToolMessage(r.Output, r.Call.ID), chatwire.ToolJSON(r.Output, r.Call.ID)
-}

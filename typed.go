@@ -201,13 +201,6 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 	}
 }
 
-// answerToolName is the name of the answer tool; answerToolOther replaces it
-// when the agent has a tool of that name.
-const (
-	answerToolName  = "final_answer"
-	answerToolOther = "robby_final_answer"
-)
-
 // typed runs the loop until the model gives an answer that fits the
 // schema, repairing and falling back as tc says, and returns it decoded
 // into a value from newAnswer, a pointer of type t. It holds the
