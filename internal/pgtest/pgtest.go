@@ -1,7 +1,7 @@
 // Package pgtest starts a real PostgreSQL server for tests, on a temporary data
 // directory and a free port. It runs the binaries of Debian's postgresql
-// package, or initdb and postgres on the PATH. Without them a test is skipped,
-// unless CI=true, where it fails.
+// package, or initdb and postgres on the PATH. Without them a test is skipped.
+// Under CI=true, it fails.
 package pgtest
 
 import (
@@ -21,8 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// A Server is a PostgreSQL server that lives as long as the test that
-// started it.
+// A Server is a PostgreSQL server that lives as long as its test.
 type Server struct {
 	port int
 	dbs  atomic.Int64

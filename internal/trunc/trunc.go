@@ -5,8 +5,8 @@ package trunc
 
 import "unicode/utf8"
 
-// Cut returns the longest prefix of s of at most n bytes that does not end
-// inside a character.
+// Cut returns the longest prefix of s of at most n bytes. It never ends inside
+// a character.
 func Cut(s string, n int) string {
 	if len(s) <= n {
 		return s
