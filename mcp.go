@@ -21,7 +21,7 @@ import (
 
 // An MCPServer describes an MCP server whose tools the agent offers the
 // model. Build one with [MCPCommand], [MCPStreamableHTTP], [MCPSSE],
-// [MCPWebSocket] or [MCPTransport], adjust it with its With methods, and
+// [MCPWebSocket] or [MCPTransport]. Adjust it with its With methods and
 // give it to [WithMCP]. An MCPServer is a value: its methods return a
 // changed copy.
 type MCPServer struct {
@@ -54,15 +54,15 @@ const (
 	// its tools.
 	DefaultMCPConnectTimeout = 30 * time.Second
 	// DefaultMCPGracePeriod is how long [Agent.Close] lets a server end
-	// its work: the calls in flight, then, for a command, its process's
-	// exit once its input is closed. Past it, the calls end with
+	// its work. That is the calls in flight and, for a command, the
+	// process's exit once its input is closed. Past it, the calls end with
 	// [ErrClosed] and the process is terminated.
 	DefaultMCPGracePeriod = time.Second
 )
 
-// The largest request robby sends to a server: past these, the reference
-// servers drop the whole session (a 413 over HTTP, a broken pipe over
-// stdio), so robby refuses the call instead.
+// The largest request robby sends to a server. Past these sizes the
+// reference servers drop the whole session: a 413 over HTTP, a broken pipe
+// over stdio. Robby refuses such a call instead.
 const (
 	maxStdioMessage = 10 << 20
 	maxHTTPMessage  = 4 << 20
@@ -73,14 +73,13 @@ func newMCPServer(name, kind string) MCPServer {
 }
 
 // MCPCommand is a server run as a subprocess that speaks MCP over its
-// standard input and output, such as `docker mcp gateway run` or
+// standard input and output. Examples are `docker mcp gateway run` and
 // `npx @modelcontextprotocol/server-filesystem DIR`.
 //
 // The subprocess does not inherit the program's environment, which may
-// hold secrets (API keys) it has no business seeing: it gets PATH, HOME,
-// USER, LANG, TMPDIR and the variables a process needs to start on the
-// platform, plus those given with [MCPServer.WithEnv].
-// [MCPServer.WithInheritedEnv] passes the whole environment instead.
+// hold secrets such as API keys. It gets PATH, HOME, USER, LANG, TMPDIR
+// and what the platform needs to start a process. [MCPServer.WithEnv] adds
+// more; [MCPServer.WithInheritedEnv] passes the whole environment instead.
 func MCPCommand(name, command string, args ...string) MCPServer {
 	s := newMCPServer(name, "stdio")
 	s.command, s.args = command, args
@@ -95,16 +94,17 @@ func MCPStreamableHTTP(name, url string) MCPServer {
 	return s
 }
 
-// MCPSSE is a server reached over the older HTTP+SSE transport (protocol
-// 2024-11-05), at an endpoint such as "http://localhost:3001/sse".
+// MCPSSE is a server reached over the older HTTP+SSE transport, at an
+// endpoint such as "http://localhost:3001/sse". That transport is from
+// protocol version 2024-11-05.
 func MCPSSE(name, url string) MCPServer {
 	s := newMCPServer(name, "sse")
 	s.url = url
 	return s
 }
 
-// MCPWebSocket is a server reached over a WebSocket, one JSON-RPC message
-// per text frame, at an endpoint such as "ws://localhost:3001/mcp".
+// MCPWebSocket is a server reached over a WebSocket, at an endpoint such as
+// "ws://localhost:3001/mcp". Each text frame holds one JSON-RPC message.
 func MCPWebSocket(name, url string) MCPServer {
 	s := newMCPServer(name, "websocket")
 	s.url = url
@@ -130,12 +130,12 @@ func (s MCPServer) WithEnv(env ...string) MCPServer {
 	return s
 }
 
-// WithSecrets marks values the server's description holds, in its command
-// line, URL, headers or environment, as secrets: the agent keeps them out
-// of its errors and logs, as it does its API key, the server's header
-// values and the values given with [MCPServer.WithEnv]. A loader that
-// expands variables (package mcpconfig) marks what it put in. Values
-// shorter than 8 bytes are not taken for secrets.
+// WithSecrets marks values in the server's description as secrets: in its
+// command line, URL, headers or environment. The agent keeps them out of
+// its errors and logs. It does the same for its API key, the server's
+// header values and the [MCPServer.WithEnv] values. A loader that expands
+// variables (package mcpconfig) marks what it put in. Values shorter than
+// 8 bytes are not taken for secrets.
 func (s MCPServer) WithSecrets(values ...string) MCPServer {
 	s.secrets = append(slices.Clip(s.secrets), values...)
 	return s
@@ -149,8 +149,8 @@ func (s MCPServer) WithInheritedEnv() MCPServer { s.inherit = true; return s }
 func (s MCPServer) WithDir(dir string) MCPServer { s.dir = dir; return s }
 
 // WithHeader adds a header to the requests to an HTTP, SSE or WebSocket
-// server, such as "Authorization: Bearer …": to the server's origin (its
-// URL's scheme and host) only, never to a host it redirects to.
+// server, such as "Authorization: Bearer …". It goes to the server's
+// origin (its URL's scheme and host) only, never to a host it redirects to.
 func (s MCPServer) WithHeader(key, value string) MCPServer {
 	s.header = s.header.Clone()
 	if s.header == nil {
@@ -163,8 +163,8 @@ func (s MCPServer) WithHeader(key, value string) MCPServer {
 // WithHTTPClient sets the HTTP client for an HTTP, SSE or WebSocket server.
 func (s MCPServer) WithHTTPClient(c *http.Client) MCPServer { s.client = c; return s }
 
-// WithAllow keeps only the server's tools with these names (as the server
-// names them).
+// WithAllow keeps only the server's tools with these names, as the server
+// names them.
 func (s MCPServer) WithAllow(tools ...string) MCPServer {
 	s.allow = append(slices.Clip(s.allow), tools...)
 	return s
@@ -177,11 +177,11 @@ func (s MCPServer) WithDeny(tools ...string) MCPServer {
 }
 
 // WithOptional lets the agent start without the server when it cannot be
-// reached; the failure is logged.
+// reached. The failure is logged.
 func (s MCPServer) WithOptional() MCPServer { s.optional = true; return s }
 
 // WithRoots advertises the roots capability with these URIs, such as
-// "file:///home/me/project". Without roots, robby advertises none: some
+// "file:///home/me/project". Without roots, robby advertises none. Some
 // servers (the filesystem one) replace their configured directories with
 // the client's roots.
 func (s MCPServer) WithRoots(uris ...string) MCPServer {
@@ -190,10 +190,10 @@ func (s MCPServer) WithRoots(uris ...string) MCPServer {
 }
 
 // WithElicitation advertises the elicitation capability and answers the
-// server's elicitation/create requests, which ask the user for input while
-// one of its tools runs, with h. For a form, the defaults of the requested
-// schema are filled in for the fields h's accepted content leaves out.
-// Without it, robby advertises no elicitation and such requests fail.
+// server's elicitation/create requests with h. Such a request asks the user
+// for input while one of the server's tools runs. For a form, the schema's
+// defaults fill the fields that h's accepted content leaves out. Without
+// h, robby advertises no elicitation and such requests fail.
 func (s MCPServer) WithElicitation(h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) MCPServer {
 	s.elicit = h
 	return s
@@ -204,14 +204,13 @@ func (s MCPServer) WithElicitation(h func(context.Context, *mcp.ElicitRequest) (
 func (s MCPServer) WithConnectTimeout(d time.Duration) MCPServer { s.timeout = d; return s }
 
 // WithGracePeriod sets how long [Agent.Close] waits for the server's calls
-// in flight and, for a command, its process's exit, before cancelling the
-// calls and terminating the process (default [DefaultMCPGracePeriod]).
+// in flight and, for a command, its process's exit. Then it cancels the
+// calls and terminates the process. The default is [DefaultMCPGracePeriod].
 func (s MCPServer) WithGracePeriod(d time.Duration) MCPServer { s.grace = d; return s }
 
-// Validate reports what [WithMCP] would refuse of s: no name, or a server
-// not built with one of the MCP constructors or missing what its kind
-// needs. A loader of server descriptions can call it to report a faulty
-// entry where it read it.
+// Validate reports what [WithMCP] would refuse of s: no name, no MCP
+// constructor, or a part its kind needs missing. A loader of server
+// descriptions can call it to report a faulty entry where it read it.
 func (s MCPServer) Validate() error {
 	if s.name == "" {
 		return errors.New("MCP server with no name")
@@ -249,8 +248,8 @@ func (s MCPServer) maxRequest() int {
 	return maxHTTPMessage
 }
 
-// transport makes a new transport for each connection, so that a server
-// that died can be started again. stderr receives a command's errors.
+// transport makes a new transport for each connection, so a server that
+// died can start again. stderr receives a command's errors.
 func (s MCPServer) transport(stderr *tailBuffer) (mcp.Transport, error) {
 	switch s.kind {
 	case "stdio":
@@ -273,8 +272,9 @@ func (s MCPServer) transport(stderr *tailBuffer) (mcp.Transport, error) {
 	return t, nil
 }
 
-// passedEnv are the variables a command server gets from the program's
-// environment by default: enough to find programs and start, no secrets.
+// passedEnv lists what a command server gets from the program's
+// environment by default. It is enough to find programs and start, and
+// holds no secrets.
 var passedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR", "TZ",
 	"SYSTEMROOT", "WINDIR", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "TEMP", "TMP"}
 
@@ -314,9 +314,9 @@ func (s MCPServer) httpClient() *http.Client {
 	return &c
 }
 
-// wsClient returns the client that dials a WebSocket server: a redirect
-// to another origin drops the server's headers, which Go's client would
-// pass on (all but Authorization and Cookie, and those to another port).
+// wsClient returns the client that dials a WebSocket server. A redirect to
+// another origin drops the server's headers. Go's client would pass them
+// on: all but Authorization and Cookie, and those to another port.
 func (s MCPServer) wsClient() *http.Client {
 	if len(s.header) == 0 {
 		return s.client
@@ -344,13 +344,13 @@ func (s MCPServer) wsClient() *http.Client {
 }
 
 // WithMCP connects the agent to MCP servers and offers their tools to the
-// model. [New] connects to every server, in parallel, and fails if one that
-// is not [MCPServer.WithOptional] cannot be reached; [Agent.Close] ends the
-// sessions and their subprocesses.
+// model. [New] connects to every server in parallel. It fails if a server
+// not marked [MCPServer.WithOptional] cannot be reached. [Agent.Close]
+// ends the sessions and their subprocesses.
 //
 // With one server, tools keep their names unless one clashes with a local
-// tool; with several, every MCP tool is named server__tool. Names are
-// made to fit the API's ^[a-zA-Z0-9_-]{1,64}$ and map back exactly.
+// tool. With several, every MCP tool is named server__tool. Names are made
+// to fit the API's ^[a-zA-Z0-9_-]{1,64}$ and map back exactly.
 func WithMCP(servers ...MCPServer) Option {
 	return func(c *config) error {
 		for _, s := range servers {
@@ -368,8 +368,8 @@ func WithMCP(servers ...MCPServer) Option {
 	}
 }
 
-// WithMCPTools keeps only the MCP tools with these names: the names the
-// servers give them, or the server__tool names the model sees.
+// WithMCPTools keeps only the MCP tools with these names. A name is the
+// one the server gives, or the server__tool name the model sees.
 func WithMCPTools(names ...string) Option {
 	return func(c *config) error {
 		c.mcpTools = append(c.mcpTools, names...)
@@ -420,18 +420,19 @@ func (b *tailBuffer) String() string {
 }
 
 // WithOAuth authorizes the requests to a streamable-HTTP server with h, the
-// go-sdk's OAuth 2.1 client: it adds the token h gives to every request
-// and, when the server answers 401 or 403, has h run the authorization
-// flow (protected-resource and authorization-server metadata discovery,
-// client ID metadata document, pre-registered client or dynamic client
-// registration, PKCE authorization code, token refresh, step-up to the
-// scopes a 403 insufficient_scope asks for), then retries once.
+// go-sdk's OAuth 2.1 client. It adds the token h gives to every request.
+// When the server answers 401 or 403, h runs the authorization flow and
+// the request is retried once. The flow covers protected-resource and
+// authorization-server metadata discovery, client ID metadata documents,
+// pre-registered or dynamic client registration, PKCE authorization codes,
+// token refresh, and step-up to the scopes a 403 insufficient_scope asks
+// for.
 //
-// Package mcpoauth makes h for a host: the browser opened on the
-// authorization URL with a loopback redirect (or a function of the
-// program's), pre-registered clients, client credentials for machines,
-// tokens kept in memory or in a store (an encrypted file). Any
-// auth.OAuthHandler works, such as the go-sdk's
+// Package mcpoauth makes h for a host. It opens the browser on the
+// authorization URL with a loopback redirect, or calls a function of the
+// program's. It has pre-registered clients, client credentials for
+// machines, and tokens kept in memory or in a store (an encrypted file).
+// Any auth.OAuthHandler works, such as the go-sdk's
 // auth.NewAuthorizationCodeHandler. Tokens live in h, never in robby's
 // logs or errors. New reports an error for a server of another transport.
 func (s MCPServer) WithOAuth(h auth.OAuthHandler) MCPServer {

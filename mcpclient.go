@@ -100,8 +100,8 @@ func connectMCP(cfg *config, local map[string]*Tool) (*mcpHub, error) {
 }
 
 // start connects to the server and lists its tools. Some transports (SSE)
-// hold the connect context for the session's life, so the timeout, and
-// Close, cancel it only while connecting.
+// hold the connect context for the session's life. So the timeout and
+// Close cancel it only while connecting.
 func (c *mcpConn) start(ctx context.Context) (err error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	timer := time.AfterFunc(c.spec.timeout, cancel)
@@ -181,7 +181,7 @@ func (c *mcpConn) clientOptions() *mcp.ClientOptions {
 		},
 		ResourceListChangedHandler: c.onResourcesChanged,
 		ResourceUpdatedHandler:     c.onResourceUpdated,
-		// robby handles notices where it reads them (internal/mcpwire); the
+		// robby handles notices where it reads them (internal/mcpwire). The
 		// go-sdk's handlers see only those in events too large to read.
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
 			c.onLog(ctx, req.Params, "")
@@ -197,8 +197,8 @@ func (c *mcpConn) clientOptions() *mcp.ClientOptions {
 // for.
 const logLevel = "info"
 
-// askForLogs asks a server of a protocol before 2026-07-28, which sends no
-// log message until the client sets a level, for its messages.
+// askForLogs asks a server for its log messages. A server of a protocol
+// before 2026-07-28 sends none until the client sets a level.
 func (c *mcpConn) askForLogs(ctx context.Context, s *mcp.ClientSession) {
 	init := s.InitializeResult()
 	if init == nil || init.Capabilities == nil || init.Capabilities.Logging == nil || init.ProtocolVersion >= "2026-07-28" {
@@ -209,8 +209,8 @@ func (c *mcpConn) askForLogs(ctx context.Context, s *mcp.ClientSession) {
 	}
 }
 
-// fail names the server in err, with the last lines its process wrote to
-// stderr, which usually say why it failed.
+// fail names the server in err and adds the last lines its process wrote
+// to stderr. They usually say why it failed.
 func (c *mcpConn) fail(doing string, err error) error {
 	err = fmt.Errorf("MCP server %q: %s: %w", c.spec.name, doing, err)
 	if tail := c.stderr.String(); tail != "" {
@@ -219,8 +219,8 @@ func (c *mcpConn) fail(doing string, err error) error {
 	return c.hub.secrets.wrap(err)
 }
 
-// live returns the session, started again if it died and has not been
-// restarted before, unless Close began.
+// live returns the session. If it died, it is started again once, unless
+// Close began.
 func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	if c.sd.closed {
@@ -258,8 +258,8 @@ func (c *mcpConn) listen(sink *eventSink, token, tool string) {
 	c.calls[token] = callTarget{sink, tool, new(atomic.Int64)}
 }
 
-// unlisten ends the call's notices, telling the logger how many its
-// stream had no room for, if any.
+// unlisten ends the call's notices. It logs how many its stream had no
+// room for, if any.
 func (c *mcpConn) unlisten(ctx context.Context, token string) {
 	c.mu.Lock()
 	t := c.calls[token]
@@ -280,12 +280,12 @@ func (c *mcpConn) target(token string) (callTarget, bool) {
 	return t, ok
 }
 
-// notice handles req, if it is a progress notice or a log message, and
-// reports whether it was: progress goes to the stream of the call whose
-// token it names; a log message to the stream of the call whose progress
-// token is call, if call is not "", as req was read on that call's own
-// response stream (internal/mcpwire). Both go to the logger. A notice robby cannot read is
-// left to the go-sdk, which reports it.
+// Notice handles req if it is a progress notice or a log message, and
+// reports whether it was. Progress goes to the stream of the call whose
+// token it names. A log message goes to the stream of the call whose
+// progress token is call, if call is not "". Then req was read on that
+// call's own response stream (internal/mcpwire). Both go to the logger.
+// A notice robby cannot read is left to the go-sdk, which reports it.
 func (c *mcpConn) Notice(ctx context.Context, req *jsonrpc.Request, call string) bool {
 	if req.IsCall() {
 		return false
@@ -316,9 +316,9 @@ func (c *mcpConn) logProgress(ctx context.Context, p *mcp.ProgressNotificationPa
 		slog.Float64("progress", p.Progress), slog.Float64("total", p.Total), slog.String("message", p.Message))
 }
 
-// onLog logs a server's log message, and sends it to the stream of the
-// call whose progress token is call, if call is not "": the call on whose
-// own response stream it was read.
+// onLog logs a server's log message. If call is not "", it also sends it
+// to the stream of the call with that progress token. The message was read
+// on that call's own response stream.
 func (c *mcpConn) onLog(ctx context.Context, p *mcp.LoggingMessageParams, call string) {
 	msg, ok := p.Data.(string)
 	if !ok {
@@ -330,10 +330,10 @@ func (c *mcpConn) onLog(ctx context.Context, p *mcp.LoggingMessageParams, call s
 	c.send(ctx, call, true, Notice{Server: c.spec.name, Level: string(p.Level), Message: msg})
 }
 
-// send sends n to the stream of the call in flight whose progress token is
+// send sends n to the stream of the call in flight with progress token
 // token, if there is one. If n was read on that call's own response
-// stream (own), it waits for room until ctx, the call's, ends; otherwise
-// it is dropped, and counted, when there is none.
+// stream (own), it waits for room until ctx, the call's, ends. Otherwise,
+// with no room, n is dropped and counted.
 func (c *mcpConn) send(ctx context.Context, token string, own bool, n Notice) {
 	if token == "" {
 		return
@@ -362,8 +362,8 @@ func (h *mcpHub) close() error {
 }
 
 // isExitError reports the errors a session's close returns for a process
-// that had to be terminated or had already died: the process is gone, as
-// Close wants.
+// that was terminated or had already died. The process is gone, as Close
+// wants.
 func isExitError(err error) bool {
 	if errors.Is(err, os.ErrProcessDone) { // the go-sdk signalled a process that had just exited
 		return true
@@ -374,7 +374,7 @@ func isExitError(err error) bool {
 }
 
 // An MCPServerStatus says whether one of an agent's MCP servers is up,
-// and why not. Its fields hold no secret: Err is redacted as every error
+// and why not. Its fields hold no secret: Err is redacted, as every error
 // of the agent is.
 type MCPServerStatus struct {
 	Name      string
@@ -382,15 +382,15 @@ type MCPServerStatus struct {
 	Connected bool   // its session is up
 	Tools     int    // the tools the agent offers the model from it
 	Restarts  int    // how many times it was started again after it died
-	// Err says why the server is not connected: why an optional server
-	// was left out when the agent started, or why the session ended.
+	// Err says why the server is not connected. Either an optional server
+	// was left out when the agent started, or the session ended.
 	Err error
 }
 
 // MCPStatus returns the status of each MCP server given to [WithMCP], in
-// their order, those left out included: an optional server that could
-// not be reached is listed with Connected false and the reason in Err.
-// After Close, every server is listed as not connected, with [ErrClosed].
+// their order, those left out included. An optional server that could not
+// be reached is listed with Connected false and the reason in Err. After
+// Close, every server is listed as not connected, with [ErrClosed].
 func (a *Agent) MCPStatus() []MCPServerStatus {
 	h := a.core.tools.hub
 	if h == nil {

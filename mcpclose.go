@@ -12,10 +12,10 @@ import (
 )
 
 // Closing a connection: once [Agent.Close] begins, no call starts and no
-// server is started again; the calls and restarts under way get the
-// server's grace period to end, then are cancelled with [ErrClosed]; then
-// the session ends, and a command's process has what is left of the same
-// grace period to exit before it is terminated.
+// server is started again. The calls and restarts under way get the
+// server's grace period to end, then are cancelled with [ErrClosed]. Then
+// the session ends. A command's process has the rest of the same grace
+// period to exit before it is terminated.
 
 // shutdown is what a connection needs to be closed in its grace period.
 type shutdown struct {
@@ -35,19 +35,18 @@ func (sd *shutdown) init() {
 	sd.calls, sd.endCalls = context.WithCancelCause(context.Background())
 }
 
-// terminateWait is how long a command's process has to exit once
-// terminated (SIGTERM), before it is killed.
+// terminateWait is how long a command's process has to exit after SIGTERM
+// before it is killed.
 const terminateWait = 250 * time.Millisecond
 
-// errClosed is the error of work refused or cancelled because the agent
-// was closed.
+// errClosed is the error of work refused or cancelled by Close.
 func (c *mcpConn) errClosed() error {
 	return fmt.Errorf("MCP server %q: %w", c.spec.name, ErrClosed)
 }
 
-// enter registers work on the session, to be waited for by Close; it
-// fails once Close began. The returned context ends with ErrClosed when
-// Close stops waiting.
+// enter registers work on the session, for Close to wait for. It fails
+// once Close began. The returned context ends with ErrClosed when Close
+// stops waiting.
 func (c *mcpConn) enter(ctx context.Context) (context.Context, func(), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -101,10 +100,10 @@ func (c *mcpConn) close() error {
 	return nil
 }
 
-// endProcess waits for a session's close to report on done; a command's
+// endProcess waits for a session's close to report on done. A command's
 // process still running at deadline is terminated, then killed. A remote
 // session's close (an HTTP DELETE the server may hold) is left to end on
-// its own, bounded by the go-sdk, if it has not by then.
+// its own, bounded by the go-sdk.
 func endProcess(cmd *exec.Cmd, deadline time.Time, done <-chan error) error {
 	if cmd == nil || cmd.Process == nil {
 		select {

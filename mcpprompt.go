@@ -11,14 +11,14 @@ import (
 )
 
 // An MCPPromptInfo is a prompt an MCP server offers: a conversation
-// starter, with the arguments it takes.
+// starter and the arguments it takes.
 type MCPPromptInfo struct {
 	Server string // the server's name
 	*mcp.Prompt
 }
 
-// MCPPrompts lists the prompts of every connected MCP server that has
-// some, every page, in the servers' order.
+// MCPPrompts lists the prompts of every connected MCP server, every page,
+// in the servers' order.
 func (a *Agent) MCPPrompts(ctx context.Context) ([]MCPPromptInfo, error) {
 	conns, err := a.mcpConns(ctx)
 	if err != nil {
@@ -43,11 +43,11 @@ func (a *Agent) MCPPrompts(ctx context.Context) ([]MCPPromptInfo, error) {
 	return out, nil
 }
 
-// MCPPrompt gets the named prompt of an MCP server, filled in with args,
-// as messages: give them to [Agent.AddMessages], then [Agent.Resume] to
-// have the model answer them, to start or continue a conversation. Text
-// and embedded text resources become text; images in user messages become
-// image parts; other contents are described.
+// MCPPrompt gets the named prompt of an MCP server as messages, filled in
+// with args. To start or continue a conversation with them, give them to
+// [Agent.AddMessages], then call [Agent.Resume] for the model's answer.
+// Text and embedded text resources become text. Images in user messages
+// become image parts. Other contents are described.
 func (a *Agent) MCPPrompt(ctx context.Context, server, name string, args map[string]string) ([]openai.ChatCompletionMessageParamUnion, error) {
 	c, s, err := a.mcpSession(ctx, server)
 	if err != nil {
@@ -91,10 +91,10 @@ func promptText(c mcp.Content) string {
 	return renderContent(c)
 }
 
-// CompleteMCPPrompt asks an MCP server for the values an argument of one
-// of its prompts may take, starting with value; known holds the arguments
-// given already, which some servers use to narrow the choice. A server
-// without completions gives none.
+// CompleteMCPPrompt asks an MCP server for the values that an argument of
+// one of its prompts may take, starting with value. known holds the
+// arguments given already; some servers use them to narrow the choice. A
+// server without completions gives none.
 func (a *Agent) CompleteMCPPrompt(ctx context.Context, server, prompt, argument, value string, known map[string]string) ([]string, error) {
 	c, s, err := a.mcpSession(ctx, server)
 	if err != nil {

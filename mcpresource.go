@@ -14,21 +14,21 @@ import (
 	"github.com/openai/openai-go/v3"
 )
 
-// The tools robby offers the model for the resources of an MCP server that
-// has some, named like that server's own tools (server__read_resource with
-// several servers).
+// The tools robby offers the model for an MCP server's resources. They are
+// named like the server's own tools: server__read_resource with several
+// servers.
 const (
 	readResourceTool  = "read_resource"
 	listResourcesTool = "list_resources"
 )
 
 // maxListedResources bounds how many resources and templates the
-// description of read_resource lists; past it, or when the server pages its
-// list, the model gets list_resources as well.
+// description of read_resource lists. Past it, or when the server pages
+// its list, the model gets list_resources as well.
 const maxListedResources = 20
 
-// resourceToolKey marks, in the Meta of the tools robby makes for a
-// server's resources, which of them a tool is.
+// resourceToolKey marks which resource tool a tool is, in the Meta of the
+// tools robby makes for a server's resources.
 const resourceToolKey = "robby/resource-tool"
 
 // An MCPResourceInfo is a resource an MCP server offers.
@@ -37,8 +37,9 @@ type MCPResourceInfo struct {
 	*mcp.Resource
 }
 
-// resourceState is what robby knows of a server's resources: the first page
-// of its list and of its templates, and the subscriptions of the program.
+// resourceState is what robby knows of a server's resources. It holds the
+// first page of its resources and templates, and the program's
+// subscriptions.
 type resourceState struct {
 	mu        sync.Mutex
 	supported bool // the server has the resources capability
@@ -51,7 +52,7 @@ type resourceState struct {
 type subscriber struct{ updated func(uri string) }
 
 // listResources fetches the first page of the server's resources and
-// templates. A server without resources has none; one whose listing fails
+// templates. A server without resources has none. One whose listing fails
 // keeps what it had.
 func (c *mcpConn) listResources(ctx context.Context, s *mcp.ClientSession) {
 	init := s.InitializeResult()
@@ -75,8 +76,8 @@ func (c *mcpConn) listResources(ctx context.Context, s *mcp.ClientSession) {
 	c.res.more = rs.NextCursor != "" || ts.NextCursor != ""
 }
 
-// withResourceTools returns the server's tools and, when it has resources,
-// the tools that read and list them.
+// withResourceTools returns the server's tools, plus the tools that read
+// and list its resources if it has some.
 func (c *mcpConn) withResourceTools(tools []*mcp.Tool) []*mcp.Tool {
 	c.res.mu.Lock()
 	defer c.res.mu.Unlock()
@@ -100,7 +101,7 @@ func (c *mcpConn) withResourceTools(tools []*mcp.Tool) []*mcp.Tool {
 }
 
 // readResourceTool describes read_resource, listing the resources it can
-// read; c.res.mu is held.
+// read. c.res.mu is held.
 func (c *mcpConn) readResourceTool() *mcp.Tool {
 	var d strings.Builder
 	fmt.Fprintf(&d, "Read a resource of MCP server %s by its URI.", c.spec.name)
@@ -152,8 +153,8 @@ func describe(d *strings.Builder, name, title, description string) {
 	}
 }
 
-// bindResourceTool returns how a call of one of the resource tools runs,
-// or nil if mt is the server's own.
+// bindResourceTool returns how a call of a resource tool runs. It returns
+// nil if mt is the server's own.
 func (c *mcpConn) bindResourceTool(mt *mcp.Tool) func(json.RawMessage) (invocation, error) {
 	kind, _ := mt.Meta[resourceToolKey].(string)
 	switch kind {
@@ -193,8 +194,8 @@ func (c *mcpConn) readResource(ctx context.Context, uri string) (*mcp.ReadResour
 	return res, nil
 }
 
-// listResourcesPage renders a page of the server's resources, with its
-// templates on the first page, for the model.
+// listResourcesPage renders a page of the server's resources for the
+// model. The first page has its templates too.
 func (c *mcpConn) listResourcesPage(ctx context.Context, cursor string) (string, error) {
 	s, err := c.live(ctx)
 	if err != nil {
@@ -226,7 +227,7 @@ func (c *mcpConn) listResourcesPage(ctx context.Context, cursor string) (string,
 }
 
 // renderResourceContents turns a resource's contents into text for the
-// model: text as it is, binary contents described.
+// model. Text stays as it is; binary contents are described.
 func renderResourceContents(contents []*mcp.ResourceContents) string {
 	parts := make([]string, 0, len(contents))
 	for _, rc := range contents {
@@ -242,8 +243,8 @@ func renderResourceContents(contents []*mcp.ResourceContents) string {
 	return strings.Join(parts, "\n")
 }
 
-// onResourcesChanged marks the server's resources for listing again
-// before the next turn, with its tools.
+// onResourcesChanged marks the server's resources and tools for listing
+// again before the next turn.
 func (c *mcpConn) onResourcesChanged(context.Context, *mcp.ResourceListChangedRequest) {
 	c.hub.changed.Store(true)
 }
@@ -260,8 +261,8 @@ func (c *mcpConn) onResourceUpdated(ctx context.Context, req *mcp.ResourceUpdate
 	}
 }
 
-// MCPResources lists the resources of every connected MCP server that has
-// some, every page, in the servers' order.
+// MCPResources lists the resources of every connected MCP server, every
+// page, in the servers' order.
 func (a *Agent) MCPResources(ctx context.Context) ([]MCPResourceInfo, error) {
 	conns, err := a.mcpConns(ctx)
 	if err != nil {
@@ -289,8 +290,8 @@ func (a *Agent) MCPResources(ctx context.Context) ([]MCPResourceInfo, error) {
 	return out, nil
 }
 
-// ReadMCPResource reads the resource at uri (listed, or made from one of the
-// server's URI templates) of the named MCP server.
+// ReadMCPResource reads the resource at uri of the named MCP server. The
+// uri is one listed, or one made from the server's URI templates.
 func (a *Agent) ReadMCPResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
 	c, err := a.mcpConn(ctx, server)
 	if err != nil {
@@ -303,10 +304,10 @@ func (a *Agent) ReadMCPResource(ctx context.Context, server, uri string) (*mcp.R
 	return res, nil
 }
 
-// AttachMCPResource reads a resource of the named MCP server and adds it to
-// the conversation as a user message, so that the model reads it with the
-// next prompt. Text is bounded like a tool's output ([WithMaxToolOutput]);
-// images become image parts; other binary contents are described.
+// AttachMCPResource reads a resource of the named MCP server. It adds it
+// to the conversation as a user message, for the model to read with the
+// next prompt. Text is bounded like a tool's output ([WithMaxToolOutput]).
+// Images become image parts; other binary contents are described.
 func (a *Agent) AttachMCPResource(ctx context.Context, server, uri string) error {
 	res, err := a.ReadMCPResource(ctx, server, uri)
 	if err != nil {
@@ -337,10 +338,10 @@ func (a *Agent) AttachMCPResource(ctx context.Context, server, uri string) error
 }
 
 // SubscribeMCPResource asks the named MCP server to tell when the resource
-// at uri changes, and calls updated with its URI each time it does, until
+// at uri changes. Each time it does, updated is called with its URI, until
 // ctx is done. updated runs on the session's goroutine: it must return
-// quickly (read the resource again elsewhere). It fails if the server does
-// not offer subscriptions.
+// quickly, and read the resource again elsewhere. It fails if the server
+// does not offer subscriptions.
 func (a *Agent) SubscribeMCPResource(ctx context.Context, server, uri string, updated func(uri string)) error {
 	if updated == nil {
 		return errors.New("robby: SubscribeMCPResource: nil function")
@@ -371,8 +372,8 @@ func (a *Agent) SubscribeMCPResource(ctx context.Context, server, uri string, up
 	return nil
 }
 
-// unsubscribe removes a subscriber, and the server's subscription with the
-// last one.
+// unsubscribe removes a subscriber. With the last one, it ends the
+// server's subscription.
 func (c *mcpConn) unsubscribe(ctx context.Context, uri string, sub *subscriber) {
 	c.res.mu.Lock()
 	subs := c.res.subs[uri]

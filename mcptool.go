@@ -26,7 +26,7 @@ import (
 
 // refresh lists the tools of every server again, after a server announced
 // a change. Each listing is bounded by the server's connect timeout, as
-// ctx may have no deadline (Agent.Tools): a server that does not answer
+// ctx may have no deadline (Agent.Tools). A server that does not answer
 // keeps its previous tools.
 func (h *mcpHub) refresh(ctx context.Context) {
 	for _, c := range h.conns {
@@ -78,8 +78,8 @@ func (h *mcpHub) tools() []Tool {
 				continue
 			}
 			if used[name] {
-				// Start where the last clash of this name stopped: 10,000
-				// tools of one name take linear time, not 50 million tries.
+				// Start where the last clash of this name stopped, so
+				// 10,000 tools of one name take linear time.
 				base, i := name, max(next[name], 2)
 				for ; used[name]; i++ {
 					name = toolName(fmt.Sprintf("%s_%d", base, i))
@@ -106,8 +106,8 @@ func (s MCPServer) allows(tool string) bool {
 	return !slices.Contains(s.deny, tool)
 }
 
-// toolName makes name fit ^[a-zA-Z0-9_-]{1,64}$; a name cut short ends
-// with a hash of the whole, so that two long names stay apart.
+// toolName makes name fit ^[a-zA-Z0-9_-]{1,64}$. A name cut short ends
+// with a hash of the whole, so two long names stay apart.
 func toolName(name string) string {
 	b := []byte(name)
 	for i, c := range b {
@@ -129,7 +129,7 @@ func toolName(name string) string {
 // tool wraps an MCP tool, keeping its input schema whole unless portable
 // schemas were asked for.
 func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
-	// The client decodes the schema into a JSON value; robby only ever
+	// The client decodes the schema into a JSON value. Robby only ever
 	// sets its top-level "type", so a shallow copy is robby's own.
 	schema, ok := mt.InputSchema.(map[string]any)
 	if !ok {
@@ -150,8 +150,8 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 	}
 	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true, mcpServer: c.spec.name}
 	// robby checks arguments when it can read the schema; otherwise the
-	// server does. The schema is resolved when the tool is first called:
-	// a server may list thousands of tools, of which a run calls a few.
+	// server does. The schema is resolved when the tool is first called.
+	// A server may list thousands of tools, and a run calls a few.
 	t.schema = sync.OnceValue(func() *jsonschema.Resolved { return resolveSchema(schema) })
 	server, tool := c, mt.Name
 	t.bind = func(args json.RawMessage) (invocation, error) {
@@ -198,8 +198,8 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	if sink := sinkFrom(ctx); sink != nil {
-		// Someone streams: ask for progress and for log messages (the
-		// request's level, since protocol 2026-07-28).
+		// Someone streams: ask for progress and log messages. Since
+		// protocol 2026-07-28 the level is set per request.
 		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: logLevel}
 		token := fmt.Sprintf("robby-%d", c.hub.tokens.Add(1))
 		params.SetProgressToken(token)
@@ -233,9 +233,9 @@ func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (
 	return text, nil
 }
 
-// renderResult turns a tool result into the text of a tool message:
-// structured content as JSON when there is some, text joined, and other
-// content described, since a tool message carries only text.
+// renderResult turns a tool result into the text of a tool message, which
+// carries only text. Structured content becomes JSON when there is some.
+// Text is joined, and other content described.
 func renderResult(res *mcp.CallToolResult) string {
 	if res.StructuredContent != nil && !res.IsError {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
@@ -297,8 +297,8 @@ func (a *Agent) mcpConn(ctx context.Context, server string) (*mcpConn, error) {
 	return nil, fmt.Errorf("robby: no MCP server %q is connected", server)
 }
 
-// mcpSession returns the server of that name and its session, started
-// again if it died.
+// mcpSession returns the server of that name and its session. A session
+// that died is started again.
 func (a *Agent) mcpSession(ctx context.Context, server string) (*mcpConn, *mcp.ClientSession, error) {
 	c, err := a.mcpConn(ctx, server)
 	if err != nil {
@@ -311,8 +311,8 @@ func (a *Agent) mcpSession(ctx context.Context, server string) (*mcpConn, *mcp.C
 	return c, s, nil
 }
 
-// mcpConns returns the connected servers, for a call with ctx; none
-// after Close.
+// mcpConns returns the connected servers, for a call with ctx. After
+// Close it returns none.
 func (a *Agent) mcpConns(ctx context.Context) ([]*mcpConn, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
