@@ -62,7 +62,8 @@
 //
 // A background response ("background": true, kept, not streamed) is answered at
 // once, "in_progress". Its run goes on in the handler's process. The client polls
-// it with GET; cancel or [Handler.Close] stops it.
+// it with GET; cancel or [Handler.Close] stops it. With [Options.Background], it
+// runs on a runner (durable workflows) that outlives the handler.
 //
 // Built-in tools (web search, files, ...), conversation, prompt, reasoning,
 // max_tool_calls, top_logprobs, a tool_choice other than "auto" and a text format
@@ -82,6 +83,15 @@
 // server does not run it. Then its server stopped during its run (it crashed, or
 // was cut from its store). Such a response reads "failed" with a server_error.
 //
+// A background response run by [Options.Background] is the exception. Its run
+// went on without its server, so the server that reads it takes it over. It
+// heartbeats the record, waits for the run, saves its messages and records its
+// end. The response reads "in_progress" until the run ends. Several servers may
+// take one over at once. Each appends the run's messages expecting the count of
+// messages before them ([robby.Store.Append]). One writes them; the others are
+// refused with [robby.ErrConflict] and find them written. All record the same
+// end.
+//
 // Its input items (GET /v1/responses/{id}/input_items) are the conversation's
 // messages before its output. They are paged with limit, order and after, as
 // OpenAI's. They hold the earlier responses' input and output and its own input.
@@ -90,6 +100,8 @@
 // Cancel stops a stored response whose run goes on in this process. A streamed
 // response's ID comes in response.created. On cancel the run's context ends, and
 // what it saved stays. Its stream closes the open message and ends (OpenAI has no
-// event for it). The response then reads "cancelled". A response that has ended,
-// or that another replica runs, is refused with 400.
+// event for it). The response then reads "cancelled". A background response run
+// by [Options.Background] may be cancelled on any server. Its run is cancelled on
+// the runner; the server waits for it to end and records it. A response that has
+// ended, or that another replica runs in its own process, is refused with 400.
 package openaiserver

@@ -45,8 +45,9 @@ type Options struct {
 	// goes on (default [DefaultHeartbeat]). A response may still read
 	// "in_progress" after three heartbeats with no write to its conversation.
 	// Its server then stopped during its run (it crashed, or lost its store),
-	// and GET reads it "failed". Replicas sharing a store should share the
-	// setting.
+	// and GET reads it "failed". A background response run by Background is
+	// not: another replica takes it over. Replicas sharing a store should
+	// share the setting.
 	Heartbeat time.Duration
 	// MaxRequestBytes bounds a request's body (default
 	// [DefaultMaxRequestBytes]); a larger one is answered 413.
@@ -72,7 +73,11 @@ type Options struct {
 	// outside the handler's process. Durable workflows can so outlive it (see
 	// ResponsesRunner in github.com/robby-go/robby/temporal). The handler waits
 	// for each run's result and saves its messages. It records how the run
-	// ended, as for a run of its own.
+	// ended, as for a run of its own. If the handler stops first (it crashed,
+	// or was closed), the run goes on. Then any handler sharing the store and
+	// the runner takes it over, on a GET or a cancel of the response, once
+	// three heartbeats passed without a write. It waits for the run, saves its
+	// messages once, and records its end. Cancel on any replica cancels the run.
 	Background BackgroundRunner
 	// Logger receives one line per failed request, with the request id
 	// its client was given. The default discards.
@@ -119,7 +124,8 @@ type Options struct {
 // A response asked for with "background": true (and kept) is answered at once,
 // "in_progress". It runs on in the handler's process, detached from its request.
 // The client polls it with GET, and may cancel it (POST
-// /v1/responses/{id}/cancel). [Handler.Close] stops those still running.
+// /v1/responses/{id}/cancel). [Handler.Close] stops those still running, but
+// for those run by [Options.Background], which outlive it.
 //
 // A Handler is safe for concurrent use. Closing the agents is the caller's job,
 // once the handler is done.

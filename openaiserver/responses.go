@@ -86,7 +86,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	reply := &responsesReply{w: w, resp: run.resp}
 	if run.conversation != "" {
 		var end func()
-		ctx, end = h.runs.start(ctx, run.resp.ID)
+		ctx, _, end = h.runs.start(ctx, run.resp.ID) // a new ID: never registered already
 		defer end()
 		stop := h.heartbeat(ctx, run)
 		defer func() { stop(); h.record(ctx, run, reply.resp) }()
@@ -306,7 +306,8 @@ func newResponse(req *responsesRequest) wireResponse {
 	resp := wireResponse{Object: "response", CreatedAt: time.Now().Unix(), Status: "in_progress",
 		Model: req.wire.Model, Instructions: req.wire.Instructions, PreviousResponseID: req.wire.PreviousResponseID,
 		Temperature: req.wire.Temperature, TopP: req.wire.TopP, MaxOutputTokens: req.wire.MaxOutputTokens,
-		ParallelToolCalls: true, ToolChoice: "auto", Tools: req.wire.Tools, Output: []wireOutputItem{}, Metadata: req.wire.Metadata}
+		ParallelToolCalls: true, ToolChoice: "auto", Tools: req.wire.Tools, Output: []wireOutputItem{}, Metadata: req.wire.Metadata,
+		Background: req.background}
 	if resp.Tools == nil {
 		resp.Tools = []wireTool{}
 	}
@@ -320,7 +321,7 @@ func newResponse(req *responsesRequest) wireResponse {
 // the user's.
 func (h *Handler) getResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	resp, err := h.stored(r.Context(), httpapi.User(r), id)
+	resp, err := h.stored(r.Context(), httpapi.User(r), id, w.Header().Get("X-Request-Id"))
 	if err != nil {
 		h.refuse(w, r, err, "")
 		return

@@ -24,58 +24,85 @@ type background struct {
 // and runs it on, detached from its request: its record in the store says
 // how it goes, for GET, until it ends.
 func (h *Handler) startBackground(w http.ResponseWriter, r *http.Request, run *responseRun) {
-	run.resp.Background = true
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context())) // the request's values, not its end
-	unhook := context.AfterFunc(h.bg.ctx, cancel)
-	ctx, end := h.runs.start(ctx, run.resp.ID)
 	requestID := w.Header().Get("X-Request-Id")
+	h.detach(r.Context(), run.resp.ID, func(ctx context.Context) { h.runBackground(ctx, run, requestID, false) })
+	httpapi.WriteJSON(w, http.StatusOK, run.resp)
+}
+
+// detach runs fn in a goroutine of the handler's, as the run of response
+// id here (for cancel), on a context with parent's values but not its
+// end, which Close ends. It returns the run, or nil, running nothing, if
+// one of id goes on here already.
+func (h *Handler) detach(parent context.Context, id string, fn func(context.Context)) *liveRun {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	ctx, lr, end := h.runs.start(ctx, id)
+	if lr == nil {
+		cancel()
+		return nil
+	}
+	unhook := context.AfterFunc(h.bg.ctx, cancel)
 	h.bg.wg.Add(1)
 	go func() {
 		defer h.bg.wg.Done()
 		defer cancel()
 		defer unhook()
 		defer end()
-		h.runBackground(ctx, run, requestID)
+		fn(ctx)
 	}()
-	httpapi.WriteJSON(w, http.StatusOK, run.resp)
+	return lr
 }
 
-// runBackground runs a background response and records how it ended.
-func (h *Handler) runBackground(ctx context.Context, run *responseRun, requestID string) {
+// errDetached ends the wait for a run that goes on elsewhere when the
+// handler closes: its record is left in progress, for another replica
+// (or this one, started again) to take over.
+var errDetached = errors.New("robby: background run left to its runner")
+
+// runBackground runs a background response, or waits for its run on the
+// BackgroundRunner if adopted (started by another replica), and records
+// how it ended.
+func (h *Handler) runBackground(ctx context.Context, run *responseRun, requestID string, adopted bool) {
 	stop := h.heartbeat(ctx, run)
-	rr := &responsesReply{resp: run.resp}
 	var res *robby.Result
 	var err error
 	if h.opts.Background != nil {
-		res, err = h.runElsewhere(ctx, run)
+		res, err = h.runElsewhere(ctx, run, adopted)
 	} else {
 		res, err = run.conv.Resume(ctx, run.opts...)
 	}
+	stop()
+	if errors.Is(err, errDetached) {
+		return
+	}
+	rr := &responsesReply{resp: run.resp}
 	rr.done(res, err)
 	switch {
 	case err == nil || httpapi.Limited(err):
-	case errors.Is(context.Cause(ctx), errCancelled) || ctx.Err() != nil:
-		rr.resp.Status = "cancelled" // by the client, or by Close
+	case errors.Is(context.Cause(ctx), errCancelled) || ctx.Err() != nil || errors.Is(err, context.Canceled):
+		rr.resp.Status = "cancelled" // by the client (on any replica), or by Close
 	default:
 		_, msg := httpapi.UpstreamError(err, requestID)
 		rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
 		h.opts.Logger.WarnContext(ctx, "robby: background response failed", slog.String("request_id", requestID),
 			slog.String("response_id", run.resp.ID), slog.Any("error", err))
 	}
-	stop()
 	h.record(ctx, run, rr.resp)
 }
 
 // runElsewhere runs a background response on the handler's
-// BackgroundRunner, and saves the messages its run added.
-func (h *Handler) runElsewhere(ctx context.Context, run *responseRun) (*robby.Result, error) {
+// BackgroundRunner (or, adopted, only waits for its run), and saves the
+// messages its run added. Closing the handler leaves the run going.
+func (h *Handler) runElsewhere(ctx context.Context, run *responseRun, adopted bool) (*robby.Result, error) {
 	r := h.opts.Background
-	err := r.Start(ctx, run.job)
-	if err != nil {
-		return new(robby.Result), err
+	if !adopted {
+		if err := r.Start(ctx, run.job); err != nil {
+			return new(robby.Result), err
+		}
 	}
 	res, err := r.Wait(ctx, run.job.ID)
-	if ctx.Err() != nil {
+	if err != nil && ctx.Err() != nil {
+		if !errors.Is(context.Cause(ctx), errCancelled) {
+			return res, errDetached
+		}
 		if cerr := r.Cancel(context.WithoutCancel(ctx), run.job.ID); cerr != nil {
 			h.opts.Logger.WarnContext(ctx, "robby: background run not cancelled", slog.String("response_id", run.job.ID),
 				slog.Any("error", cerr))
@@ -84,26 +111,70 @@ func (h *Handler) runElsewhere(ctx context.Context, run *responseRun) (*robby.Re
 	if res == nil {
 		res = new(robby.Result)
 	}
-	msgs := make([]robby.Message, 0, len(res.Messages))
-	for _, m := range res.Messages {
-		raw, merr := m.MarshalJSON()
-		if merr != nil {
-			return res, merr
-		}
-		msgs = append(msgs, robby.Message{Chat: raw})
-	}
-	if len(msgs) > 0 {
-		if serr := h.opts.Store.Append(context.WithoutCancel(ctx), run.user, run.conversation, run.stored, msgs...); serr != nil {
-			return res, serr
-		}
+	if serr := h.save(context.WithoutCancel(ctx), run, res); serr != nil {
+		return res, serr
 	}
 	return res, err
 }
 
+// save appends the messages a run on the BackgroundRunner added to its
+// response's conversation, once. Several replicas may wait for one run
+// (one took it over while the other still lived): Append, told the count
+// of messages before them, lets one write them, and the others find them
+// written.
+func (h *Handler) save(ctx context.Context, run *responseRun, res *robby.Result) error {
+	msgs := make([]robby.Message, 0, len(res.Messages))
+	for _, m := range res.Messages {
+		raw, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, robby.Message{Chat: raw})
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	err := h.opts.Store.Append(ctx, run.user, run.conversation, run.stored, msgs...)
+	if !errors.Is(err, robby.ErrConflict) {
+		return err
+	}
+	c, _, lerr := h.opts.Store.Load(ctx, run.user, run.conversation)
+	if lerr == nil && c.Messages == run.stored+int64(len(msgs)) {
+		return nil // saved by another replica
+	}
+	return err
+}
+
+// adopt takes over the background response resp of user, whose replica
+// stopped before it ended while its run goes on, on the BackgroundRunner:
+// it waits for the run, saves its messages and records its end, as that
+// replica would have. It returns the run here, or nil once the handler is
+// closed.
+func (h *Handler) adopt(ctx context.Context, user string, resp wireResponse, requestID string) *liveRun {
+	if h.bg.ctx.Err() != nil {
+		return nil
+	}
+	conv, start, _ := parseResponseID(resp.ID)
+	run := &responseRun{resp: resp, user: user, conversation: conv, stored: start, job: BackgroundJob{ID: resp.ID}}
+	run.resp.Status, run.resp.Error, run.resp.Output = "in_progress", nil, []wireOutputItem{}
+	adopted := func(ctx context.Context) {
+		h.opts.Logger.InfoContext(ctx, "robby: taking over a background response", slog.String("request_id", requestID),
+			slog.String("response_id", resp.ID))
+		h.record(ctx, run, run.resp) // at once: a heartbeat, so that other replicas leave it to this one
+		h.runBackground(ctx, run, requestID, true)
+	}
+	if lr := h.detach(ctx, resp.ID, adopted); lr != nil {
+		return lr
+	}
+	return h.runs.get(resp.ID)
+}
+
 // Close stops the background responses still running in this process,
-// recorded "cancelled", and returns once they are. The handler answers
-// requests still, but starts no background response anymore: those are
-// recorded "cancelled" at once.
+// recorded "cancelled", and returns once they are. Those run by
+// [Options.Background] go on there: Close only stops waiting for them,
+// and another replica sharing the store (or this one, started again)
+// takes them over. The handler answers requests still, but starts no
+// background response anymore: those are recorded "cancelled" at once.
 func (h *Handler) Close() error {
 	h.bg.stop()
 	h.bg.wg.Wait()
@@ -120,8 +191,12 @@ type BackgroundRunner interface {
 	// Wait waits for the run of the response id to end and returns its
 	// result and error, as [robby.Agent.Resume] would: the messages the
 	// run added, Pending the calls of the client's functions it ended on.
+	// A run cancelled (by Cancel, from any process) returns an error
+	// wrapping [context.Canceled]. Any process may wait for any run, as
+	// many times as it likes: a replica that takes over a response whose
+	// replica stopped waits for its run.
 	Wait(ctx context.Context, id string) (*robby.Result, error)
-	// Cancel stops the run of the response id.
+	// Cancel stops the run of the response id, from any process.
 	Cancel(ctx context.Context, id string) error
 }
 

@@ -3,6 +3,7 @@ package openaiserver
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"sync"
 
@@ -27,17 +28,21 @@ type liveRun struct {
 }
 
 // start registers the run of response id: its context, and the func
-// that ends it.
-func (rs *runs) start(ctx context.Context, id string) (context.Context, func()) {
+// that ends it. If a run of id is registered already, it registers
+// nothing and returns a nil liveRun.
+func (rs *runs) start(ctx context.Context, id string) (context.Context, *liveRun, func()) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.m[id] != nil {
+		return ctx, nil, func() {}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	lr := &liveRun{cancel: cancel, done: make(chan struct{})}
-	rs.mu.Lock()
 	if rs.m == nil {
 		rs.m = map[string]*liveRun{}
 	}
 	rs.m[id] = lr
-	rs.mu.Unlock()
-	return ctx, func() {
+	return ctx, lr, func() {
 		rs.mu.Lock()
 		delete(rs.m, id)
 		rs.mu.Unlock()
@@ -53,30 +58,42 @@ func (rs *runs) get(id string) *liveRun {
 }
 
 // cancelResponse answers POST /v1/responses/{id}/cancel. If the user's response
-// runs in this process, its run stops, and what it saved stays. It then reads
-// back as "cancelled". A response that has ended, or that another replica runs,
-// cannot be cancelled here.
+// runs in this process, its run stops, and what it saved stays. A background
+// response run by [Options.Background] is cancelled there from any replica,
+// which then waits for its run to end and records it. The response then reads
+// back as "cancelled". A response that has ended, or that another replica runs
+// in its own process, cannot be cancelled here.
 func (h *Handler) cancelResponse(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	user := httpapi.User(r)
-	if _, _, _, err := h.load(r.Context(), user, id); err != nil {
+	requestID := w.Header().Get("X-Request-Id")
+	resp, err := h.stored(r.Context(), user, id, requestID)
+	if err != nil {
 		h.refuse(w, r, err, "")
 		return
 	}
 	lr := h.runs.get(id)
+	switch {
+	case lr != nil:
+		lr.cancel(errCancelled)
+	case resp.Status == "in_progress" && resp.Background && h.opts.Background != nil:
+		if err := h.opts.Background.Cancel(r.Context(), id); err != nil { // it may have ended: its end is recorded
+			h.opts.Logger.WarnContext(r.Context(), "robby: background run not cancelled", slog.String("request_id", requestID),
+				slog.String("response_id", id), slog.Any("error", err))
+		}
+		lr = h.adopt(r.Context(), user, resp, requestID)
+	}
 	if lr == nil {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request",
 			"Only a response whose run is in progress on this server can be cancelled.")
 		return
 	}
-	lr.cancel(errCancelled)
 	select {
 	case <-lr.done:
 	case <-r.Context().Done():
 		return
 	}
-	resp, err := h.stored(r.Context(), user, id)
-	if err != nil {
+	if resp, err = h.stored(r.Context(), user, id, requestID); err != nil {
 		h.refuse(w, r, err, "")
 		return
 	}

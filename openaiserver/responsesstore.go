@@ -87,8 +87,10 @@ func (h *Handler) stale(c robby.Conversation, id string) bool {
 // stored reads a stored response back. Its conversation's metadata records the
 // response object. Its output is the conversation's messages after its input. A
 // response is "in_progress" until its run ends. It is "failed" once its
-// heartbeats stopped without an end recorded.
-func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, error) {
+// heartbeats stopped without an end recorded. But a background response run by
+// [Options.Background] goes on without its replica. This one takes it over
+// ([Handler.adopt]), and it reads "in_progress" until the run ends.
+func (h *Handler) stored(ctx context.Context, user, id, requestID string) (wireResponse, error) {
 	c, msgs, start, err := h.load(ctx, user, id)
 	if err != nil {
 		return wireResponse{}, err
@@ -103,8 +105,12 @@ func (h *Handler) stored(ctx context.Context, user, id string) (wireResponse, er
 	}
 	resp.ID, resp.Store = id, true
 	if resp.Status == "in_progress" && h.stale(c, id) {
-		resp.Status, resp.Error = "failed", &wireResponseError{Code: "server_error",
-			Message: "The server running this response stopped before it ended."}
+		if resp.Background && h.opts.Background != nil {
+			h.adopt(ctx, user, resp, requestID)
+		} else {
+			resp.Status, resp.Error = "failed", &wireResponseError{Code: "server_error",
+				Message: "The server running this response stopped before it ended."}
+		}
 	}
 	var own []json.RawMessage
 	for _, m := range msgs[start:] {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/openaiserver"
@@ -46,9 +48,15 @@ func (rr *ResponsesRunner) Start(ctx context.Context, job openaiserver.Backgroun
 	return err
 }
 
-// Wait waits for the response's run to end.
+// Wait waits for the response's run to end, from any process: the
+// workflow's result is kept by the server. A cancelled run's error wraps
+// [context.Canceled].
 func (rr *ResponsesRunner) Wait(ctx context.Context, id string) (*robby.Result, error) {
-	return Attach(rr.Client, id).Result(ctx)
+	res, err := Attach(rr.Client, id).Result(ctx)
+	if temporal.IsCanceledError(err) {
+		err = fmt.Errorf("%w: %w", context.Canceled, err)
+	}
+	return res, err
 }
 
 // Cancel cancels the response's run.

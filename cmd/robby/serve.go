@@ -53,6 +53,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	})
 	maxMessages := fs.Int("max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	steps := fs.Bool("show-tools", false, "stream tool steps to clients as reasoning")
+	heartbeat := fs.Duration("heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
 	var d durableFlags
 	d.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
 	if err := cmd.parse(args, stdout, stderr); err != nil {
@@ -60,6 +61,9 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := tokens.complete(*tokenFile, *addr, *insecure); err != nil {
 		return err
+	}
+	if *heartbeat <= 0 {
+		return fmt.Errorf("-heartbeat is %v: it must be positive", *heartbeat)
 	}
 	if *maxMessages < 1 {
 		return fmt.Errorf("-max-messages is %d: it must be at least 1", *maxMessages)
@@ -71,7 +75,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer f.close()
 	defer agent.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	opts := openaiserver.Options{Tokens: tokens, MaxMessages: *maxMessages, CORSOrigins: origins, ShowToolSteps: *steps, Logger: log}
+	opts := openaiserver.Options{Tokens: tokens, MaxMessages: *maxMessages, CORSOrigins: origins, ShowToolSteps: *steps, Logger: log,
+		Heartbeat: *heartbeat}
 	if *storePath != "" {
 		store, err := openStore(ctx, *storePath)
 		if err != nil {
@@ -89,7 +94,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		opts.Background = &temporal.ResponsesRunner{Client: c, TaskQueue: d.queue, Agent: durableAgent}
 	}
 	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
-	defer endpoint.Close() // background responses still running end as cancelled
+	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
 	handler := serveMux(agent, endpoint, opts)
 
 	ln, err := net.Listen("tcp", *addr)
