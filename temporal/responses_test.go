@@ -1,6 +1,8 @@
 package temporal_test
 
 import (
+	"context"
+	"errors"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/robby-go/robby"
@@ -44,18 +47,8 @@ func TestBackgroundResponseOnTemporal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	endpointAgent, err := robby.New(robby.WithBaseURL("http://127.0.0.1:1"), robby.WithModel("unused")) // runs nothing
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer endpointAgent.Close()
-	h := openaiserver.New(map[string]*robby.Agent{"calc": endpointAgent},
-		openaiserver.Options{Store: store, Background: &temporal.ResponsesRunner{Client: c, TaskQueue: "responses"}})
-	hs := httptest.NewServer(h)
-	defer func() { hs.Close(); h.Close() }()
-
-	client := openai.NewClient(option.WithBaseURL(hs.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	t.Cleanup(func() { store.Close() }) // after the endpoints, closed first
+	client := endpoint(t, store, &temporal.ResponsesRunner{Client: c, TaskQueue: "responses"})
 	resp, err := client.Responses.New(t.Context(), responses.ResponseNewParams{Model: "calc", Background: openai.Bool(true),
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is 2 + 3?")}})
 	if err != nil {
@@ -76,5 +69,84 @@ func TestBackgroundResponseOnTemporal(t *testing.T) {
 	}
 	if _, err := temporal.Attach(c, resp.ID).Result(t.Context()); err != nil {
 		t.Errorf("the response's workflow: %v", err)
+	}
+}
+
+// endpoint serves background responses of the model "calc" on runner,
+// kept in store, until the test ends; its own agent runs nothing.
+func endpoint(t *testing.T, store robby.Store, runner openaiserver.BackgroundRunner) openai.Client {
+	t.Helper()
+	agent, err := robby.New(robby.WithBaseURL("http://127.0.0.1:1"), robby.WithModel("unused"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	h := openaiserver.New(map[string]*robby.Agent{"calc": agent}, openaiserver.Options{Store: store, Background: runner})
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	return openai.NewClient(option.WithBaseURL(hs.URL+"/v1"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+}
+
+// A background response's workflow is cancelled by a cancel asked of a
+// replica other than the one that started it: both read it cancelled.
+func TestBackgroundResponseCancelOnAnotherReplica(t *testing.T) {
+	c := dial(t, temporaltest.StartServer(t))
+	model := robbytest.NewServer()
+	defer model.Close()
+	model.Reply(robbytest.ToolCalls(robbytest.Call("hang", `{}`)))
+	started := make(chan struct{}, 1)
+	hang := robby.NewTool("hang", "Hang", func(ctx context.Context, _ struct{}) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(hang))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	w := worker.New(c, "cancel", worker.Options{})
+	temporal.Register(w, temporal.Agents{"calc": agent}, temporal.Options{})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	store, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "responses.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() }) // after the endpoints, closed first
+	runner := &temporal.ResponsesRunner{Client: c, TaskQueue: "cancel"}
+	accepting, other := endpoint(t, store, runner), endpoint(t, store, runner)
+
+	resp, err := accepting.Responses.New(t.Context(), responses.ResponseNewParams{Model: "calc", Background: openai.Bool(true),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Hang")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("the tool was not called within a minute")
+	}
+	got, err := other.Responses.Cancel(t.Context(), resp.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != responses.ResponseStatusCancelled {
+		t.Errorf("cancelled on another replica: %s", got.Status)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for got.Status == responses.ResponseStatusInProgress && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		if got, err = accepting.Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.Status != responses.ResponseStatusCancelled {
+		t.Errorf("read on the accepting replica: %s", got.Status)
+	}
+	if _, err := temporal.Attach(c, resp.ID).Result(t.Context()); !errors.Is(err, context.Canceled) && !sdktemporal.IsCanceledError(err) {
+		t.Errorf("the workflow ended with %v; want cancelled", err)
 	}
 }
