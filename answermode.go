@@ -15,8 +15,8 @@ import (
 	"github.com/robby-go/robby/internal/schemas"
 )
 
-// The answer modes: how a typed run asks the model for its answer, which
-// mode it falls back to when an endpoint refuses one, and the cached
+// The answer modes: how a typed run asks the model for its answer. Here too:
+// the mode it falls back to when an endpoint refuses one, and the cached
 // request heads of native mode.
 
 // An AnswerMode is how a typed run gets its answer from the model.
@@ -24,25 +24,25 @@ type AnswerMode int32
 
 // The ways to get a typed answer. [AnswerAuto] is the default.
 const (
-	// AnswerAuto starts with AnswerNative and falls back, once, to
-	// AnswerTool when the endpoint refuses response_format (alone or
-	// together with tools), then to AnswerPrompted when it refuses tools.
-	// An agent with tools whose server is llama.cpp, Ollama or vLLM
-	// starts with AnswerTool instead: those servers turn response_format
-	// into a grammar over the whole reply, which leaves the model no way
-	// to call a tool (robby asks the server what it is, once, with GET
-	// /props, /api/version and /version at its root). The agent and its
-	// clones remember the mode that worked.
+	// AnswerAuto starts with AnswerNative. It falls back, once, to AnswerTool
+	// when the endpoint refuses response_format, alone or together with
+	// tools. It then falls back to AnswerPrompted when the endpoint refuses
+	// tools. An agent with tools whose server is llama.cpp, Ollama or vLLM
+	// starts with AnswerTool instead. Those servers turn response_format into
+	// a grammar over the whole reply, which leaves the model no way to call a
+	// tool. Robby asks the server what it is once, with GET /props,
+	// /api/version and /version at its root. The agent and its clones
+	// remember the mode that worked.
 	AnswerAuto AnswerMode = iota
-	// AnswerNative asks for the answer with response_format json_schema,
-	// strict when the schema has a strict form, tools offered as usual.
+	// AnswerNative asks for the answer with response_format json_schema. It
+	// is strict when the schema has a strict form. Tools are offered as
+	// usual.
 	AnswerNative
-	// AnswerTool offers a tool whose parameters are the answer's schema
-	// (final_answer); the model's call of it is the answer.
+	// AnswerTool offers a tool, final_answer, whose parameters are the
+	// answer's schema. The model's call of it is the answer.
 	AnswerTool
-	// AnswerPrompted puts the schema in the system message and takes the
-	// JSON object in the model's text, prose and code fences around it
-	// ignored.
+	// AnswerPrompted puts the schema in the system message. It takes the JSON
+	// object in the model's text, ignoring prose and code fences around it.
 	AnswerPrompted
 )
 
@@ -57,9 +57,9 @@ func (m AnswerMode) String() string {
 }
 
 // autoMode is the mode an [AnswerAuto] run starts in: the one the agent
-// settled on, else native, unless the agent has tools and its server binds
-// the whole reply to response_format's grammar, which would keep the model
-// from calling them; then the answer tool, remembered.
+// settled on, else native. But if the agent has tools and its server binds
+// the whole reply to response_format's grammar, the model could not call
+// them. Then it is the answer tool, remembered.
 func (a *Agent) autoMode(ctx context.Context) AnswerMode {
 	if m := AnswerMode(a.core.answerMode.Load()); m != AnswerAuto {
 		return m
@@ -85,8 +85,8 @@ func (a *Agent) answerTool(ctx context.Context) string {
 	return answerToolName
 }
 
-// answerRun is the run that asks for the answer in a mode, with the
-// options of base and the results of the calls the conversation awaits.
+// answerRun is the run that asks for the answer in a mode. It has the options
+// of base and the results of the calls the conversation awaits.
 func answerRun(base runConfig, mode AnswerMode, as *schemas.Answer, tool string, results []ToolResult) runConfig {
 	rc := base
 	rc.typed, rc.results = nil, results
@@ -123,7 +123,7 @@ func nextAnswerMode(mode AnswerMode, err error) (AnswerMode, bool) {
 }
 
 // refusalPattern matches the messages of providers refusing a request's
-// structured-output part, and toolsRefusal those refusing its tools: see
+// structured-output part. toolsRefusal matches those refusing its tools. See
 // refused.
 var (
 	refusalPattern = regexp.MustCompile(`(?i)response_format|json_schema|json schema|grammar|structured output|guided|invalid format|response_schema`)
@@ -131,7 +131,7 @@ var (
 )
 
 // refused reports whether err is a provider refusing the request for what
-// pattern names, rather than a failure of the request as such.
+// pattern names. Other failures of the request are not refusals.
 func refused(err error, pattern *regexp.Regexp) bool {
 	var apiErr *APIError
 	if !errors.As(err, &apiErr) {
@@ -144,15 +144,15 @@ func refused(err error, pattern *regexp.Regexp) bool {
 	return false
 }
 
-// maxTypedHeads bounds typedHeads: [WithAnswerSchema] makes a schema a
+// maxTypedHeads bounds typedHeads. [WithAnswerSchema] makes a schema per
 // call, so a program giving schemas that way would grow it without end.
 const maxTypedHeads = 64
 
-// typedHeads caches the parameters of a typed run's request in native
-// mode, the agent's with the response_format of an answer schema, and
-// their head, per schema and streaming: laying the schema over the
-// agent's parameters (1.2 KB) and encoding it anew cost each answer more
-// than the rest of its request. Safe for concurrent use.
+// typedHeads caches the parameters of a typed run's request in native mode,
+// and their head, per schema and streaming. The parameters are the agent's
+// with the response_format of an answer schema. Laying the schema over the
+// agent's parameters (1.2 KB) and encoding it anew cost each answer more than
+// the rest of its request. Safe for concurrent use.
 type typedHeads struct {
 	mu    sync.Mutex
 	heads map[typedHeadKey]typedHead
@@ -196,7 +196,7 @@ func (t *typedHeads) get(as *schemas.Answer, base *openai.ChatCompletionNewParam
 	return head, &p, nil
 }
 
-// answerToolName is the name of the answer tool; answerToolOther replaces it
+// answerToolName is the name of the answer tool. answerToolOther replaces it
 // when the agent has a tool of that name.
 const (
 	answerToolName  = "final_answer"

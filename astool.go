@@ -11,9 +11,8 @@ import (
 )
 
 // MaxAgentDepth bounds how deep agents used as tools ([Agent.AsTool],
-// [AgentTool]) may call one another: a call deeper than that fails with
-// an error the calling model reads, so agents that call each other cannot
-// recurse forever.
+// [AgentTool]) may call one another. A deeper call fails with an error the
+// calling model reads. So agents that call each other cannot recurse forever.
 const MaxAgentDepth = 4
 
 type depthKey struct{}
@@ -23,18 +22,18 @@ type agentPrompt struct {
 	Prompt string `json:"prompt" jsonschema:"the task for the agent, with everything it needs to know"`
 }
 
-// AsTool returns a tool that hands a task to the agent: each call runs a
-// fresh conversation of its own (the agent's system prompt and nothing
-// else), with the agent's model, tools and turn limit, and returns the
-// agent's answer as the tool's result. The call's context bounds it:
-// cancelling the run that called the tool cancels the agent's run.
-// Calls nest at most [MaxAgentDepth] deep.
+// AsTool returns a tool that hands a task to the agent. Each call runs a
+// fresh conversation of its own: the agent's system prompt and nothing else.
+// It uses the agent's model, tools and turn limit, and returns the agent's
+// answer as the tool's result. The call's context bounds it: cancelling the
+// run that called the tool cancels the agent's run. Calls nest at most
+// [MaxAgentDepth] deep.
 //
-// In a streamed run ([Agent.Stream]), the agent's events come in the
-// run's stream as they happen, each wrapped in an event of kind
-// [EventAgent] naming the call. The tokens the agent used count in the
-// run's [Result.Usage], in the usage of the turn that called it and in the
-// conversation's ([Agent.Usage]).
+// In a streamed run ([Agent.Stream]), the agent's events come in the run's
+// stream as they happen. Each is wrapped in an event of kind [EventAgent]
+// naming the call. The tokens the agent used count in the run's
+// [Result.Usage]. They also count in the usage of the turn that called it and
+// in the conversation's ([Agent.Usage]).
 //
 // For typed input and output, use [AgentTool].
 func (a *Agent) AsTool(name, description string) Tool {
@@ -53,10 +52,10 @@ func (a *Agent) AsTool(name, description string) Tool {
 	}))
 }
 
-// AgentTool is [Agent.AsTool] with typed input and output: the model calls
-// the tool with an In, which the agent gets as its prompt in JSON, and the
-// agent answers with an Out, as [RunTyped] does, opts applying. Its
-// events and usage reach the calling run as [Agent.AsTool]'s do.
+// AgentTool is [Agent.AsTool] with typed input and output. The model calls
+// the tool with an In, which the agent gets as its prompt in JSON. The agent
+// answers with an Out, as [RunTyped] does, with opts applied. Its events and
+// usage reach the calling run as [Agent.AsTool]'s do.
 func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOption) Tool {
 	opts = append(slices.Clip(opts), asTool(name, description))
 	return agentTool(a, NewTool(name, description, func(ctx context.Context, in In) (Out, error) {
@@ -78,8 +77,8 @@ func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOptio
 	}))
 }
 
-// agentTool returns t, the tool of agent a, unusable when a is nil: New
-// refuses it, naming it, rather than its calls failing later.
+// agentTool returns t, the tool of agent a, unusable when a is nil. New
+// refuses such a tool, naming it, rather than let its calls fail later.
 func agentTool(a *Agent, t Tool) Tool {
 	if a == nil && t.err == nil {
 		t.err = errors.New("nil *Agent")
@@ -111,10 +110,10 @@ func deeper(ctx context.Context, name string) (context.Context, error) {
 // callKey holds, in a streamed run, the call a tool function runs for.
 type callKey struct{}
 
-// nestedEmitter returns the emitter of the run of an agent used as a tool
-// in ctx's call: it forwards each event, wrapped in an [EventAgent] event
-// naming the call, to the stream of the run that called the tool. It
-// returns nil when nobody streams that run.
+// nestedEmitter returns the emitter of the run of an agent used as a tool in
+// ctx's call. It wraps each event in an [EventAgent] event naming the call.
+// It forwards it to the stream of the run that called the tool. It returns
+// nil when nobody streams that run.
 func nestedEmitter(ctx context.Context) func(Event) bool {
 	sink := sinkFrom(ctx)
 	call, ok := ctx.Value(callKey{}).(ToolCall)
@@ -136,10 +135,10 @@ type agentUsage struct {
 
 type agentUsageKey struct{}
 
-// addAgentUsage counts u, the usage of an agent run as a tool, in the
-// usage of the run whose turn called the tool and in its conversation's,
-// where it is stored with the next message saved: the tool's result, once
-// the tool returns.
+// addAgentUsage counts u, the usage of an agent run as a tool, in the usage
+// of the run whose turn called the tool. It also counts u in that run's
+// conversation. There it is stored with the next message saved: the tool's
+// result, once the tool returns.
 func addAgentUsage(ctx context.Context, u Usage) {
 	spent, ok := ctx.Value(agentUsageKey{}).(*agentUsage)
 	if !ok {

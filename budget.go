@@ -16,36 +16,36 @@ import (
 type Budget struct {
 	// ModelCalls bounds the model calls the run makes, answered or not.
 	ModelCalls int
-	// Tokens bounds the tokens the calls use: their total as the provider
-	// reports it, or prompt plus completion if that is more.
+	// Tokens bounds the tokens the calls use. That is their total as the
+	// provider reports it, or prompt plus completion if that is more.
 	Tokens int64
 	// Cost bounds what the calls cost, at the prices of [WithPrices], in
 	// their currency.
 	Cost float64
 }
 
-// WithBudget bounds what each run spends on model calls: each run of
+// WithBudget bounds what each run spends on model calls. That is each run of
 // [Agent.Run], [Agent.Stream], [Agent.Resume], [Agent.ResumeStream],
-// [RunTyped] (its repairs included) and [StreamTyped], and of the agent
-// used as a tool. Like [WithMaxTurns], it is the agent's, and its clones':
-// agents with other budgets are other agents.
+// [RunTyped] (its repairs included) and [StreamTyped], and of the agent used
+// as a tool. Like [WithMaxTurns], it is the agent's, and its clones'. Agents
+// with other budgets are other agents.
 //
-// A run counts every model call it makes: its turns, the summaries of
-// [WithCompaction], and the calls of the agents its tools run
-// ([Agent.AsTool], [AgentTool]), which count against their own budget, if
+// A run counts every model call it makes: its turns and the summaries of
+// [WithCompaction]. It also counts the calls of the agents its tools run
+// ([Agent.AsTool], [AgentTool]). Those count against their own budget, if
 // they have one, and against the run's. The budget is checked before each
-// call: a run that reached a limit sends no more, and ends with the
-// partial [Result], the turns done kept in the conversation, and a
-// [*BudgetError], as [ErrMaxTurns] ends a run. A call is not cut short:
-// the one that crosses a limit completes, and its tool calls run, so a
-// run may end a call's worth over its Tokens or Cost; a run whose model
-// answered ends without error, whatever it spent.
+// call. A run that reached a limit sends no more. It ends as [ErrMaxTurns]
+// ends a run: with the partial [Result], the turns done kept in the
+// conversation, and a [*BudgetError]. A call is not cut short. The one that
+// crosses a limit completes, and its tool calls run. So a run may end a
+// call's worth over its Tokens or Cost. A run whose model answered ends
+// without error, whatever it spent.
 //
-// A Cost limit needs the price of every model the run asks
-// ([WithPrices]): [New] fails without prices, and a call to a model with
-// none (asked by [WithRunParams] or a [ModelMiddleware]) is not sent, its
-// error ending the run. The building blocks ([Agent.ChatCompletion] and
-// the others) are not runs: no budget bounds them.
+// A Cost limit needs the price of every model the run asks ([WithPrices]).
+// [New] fails without prices. A call to a model with none (asked by
+// [WithRunParams] or a [ModelMiddleware]) is not sent, and its error ends the
+// run. The building blocks ([Agent.ChatCompletion] and the others) are not
+// runs: no budget bounds them.
 func WithBudget(b Budget) Option {
 	return func(c *config) error {
 		if b.ModelCalls < 0 || b.Tokens < 0 || b.Cost < 0 || math.IsNaN(b.Cost) || math.IsInf(b.Cost, 0) {
@@ -72,14 +72,14 @@ const (
 )
 
 // A BudgetError ends a run that reached a limit of its [Budget]
-// ([WithBudget]), or of the budget of the run whose tool runs it. It
-// matches [ErrBudget] with errors.Is.
+// ([WithBudget]). It also ends the run of an agent used as a tool when the
+// calling run reaches a limit. It matches [ErrBudget] with errors.Is.
 type BudgetError struct {
 	// Limit is the limit reached: [LimitModelCalls], [LimitTokens] or
 	// [LimitCost].
 	Limit string
-	// Used is what the run that has the budget had spent when it
-	// stopped, and Max its budget.
+	// Used is what the run that has the budget had spent when it stopped. Max
+	// is its budget.
 	Used, Max Budget
 }
 
@@ -100,9 +100,9 @@ func (e *BudgetError) Error() string {
 // Is reports whether target is [ErrBudget].
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 
-// A meter counts what a run with a budget spends. The runs of agents used
-// as its tools count in it too, concurrently: a run's meter has the meter
-// of the run that called it, if any, as its parent.
+// A meter counts what a run with a budget spends. The runs of agents used as
+// its tools count in it too, concurrently. A run's meter has the meter of the
+// run that called it, if any, as its parent.
 type meter struct {
 	parent *meter
 	max    Budget
@@ -113,9 +113,10 @@ type meter struct {
 
 type meterKey struct{}
 
-// metered returns ctx with a meter for a run of the agent that spent
-// spent before ([WithOneTurn]), or ctx as it is when the agent has no
-// budget: the run counts in its caller's meter, if any.
+// metered returns ctx with a meter for a run of the agent. The meter starts
+// at spent, what the run spent before ([WithOneTurn]). When the agent has no
+// budget, metered returns ctx as it is: the run counts in its caller's meter,
+// if any.
 func (c *core) metered(ctx context.Context, spent Budget) context.Context {
 	if c.runBudget == (Budget{}) {
 		return ctx
@@ -129,7 +130,7 @@ func meterOf(ctx context.Context) *meter {
 	return m
 }
 
-// start counts a model call about to be made, in m and its parents, or
+// start counts a model call about to be made, in m and its parents. It
 // returns the error of the first whose budget is reached. They are held
 // together, child before parent, so that concurrent calls never make more
 // than ModelCalls.
@@ -196,25 +197,24 @@ func (c *core) checkPriced(ctx context.Context, model string) error {
 	return nil
 }
 
-// A Price is what a model's tokens cost, per million, in a currency of the
-// caller's choice (the one [Usage.Cost] and [Budget.Cost] are then in).
-// Prices change and differ between providers: robby knows none of its own.
+// A Price is what a model's tokens cost, per million. The currency is the
+// caller's choice, and [Usage.Cost] and [Budget.Cost] are then in it. Prices
+// change and differ between providers: robby knows none of its own.
 type Price struct {
 	// Input is the price of a million prompt tokens.
 	Input float64
-	// CachedInput is the price of a million prompt tokens the provider
-	// read from its prompt cache ([Usage.CachedPromptTokens]); 0 means
-	// Input's.
+	// CachedInput is the price of a million prompt tokens the provider read
+	// from its prompt cache ([Usage.CachedPromptTokens]). 0 means Input's.
 	CachedInput float64
 	// Output is the price of a million completion tokens, reasoning
 	// tokens included.
 	Output float64
 }
 
-// Cost returns what the tokens of u cost at p: the prompt tokens not
-// cached at Input, the cached ones at CachedInput, the completion tokens
-// at Output. u's own Cost is not read. A negative count costs nothing,
-// and the cost saturates at the largest finite float64.
+// Cost returns what the tokens of u cost at p. Prompt tokens not cached cost
+// Input, cached ones CachedInput, completion tokens Output. u's own Cost is
+// not read. A negative count costs nothing, and the cost saturates at the
+// largest finite float64.
 func (p Price) Cost(u Usage) float64 {
 	prompt, completion := max(u.PromptTokens, 0), max(u.CompletionTokens, 0)
 	cached := max(0, min(u.CachedPromptTokens, prompt))
@@ -223,20 +223,19 @@ func (p Price) Cost(u Usage) float64 {
 	return min(cost, math.MaxFloat64)
 }
 
-// WithPrices gives the price of each model, by the name robby asks for it
-// ([WithModel], [WithRunParams], a [Fallback]'s, or the one a
-// [ModelMiddleware] sets), so that each model call's [Usage] carries its
-// Cost: in [EventTurnEnd], [Result.Usage], [Agent.Usage], a [Compaction]'s
-// summary and a [ModelResponse]. The model that answered is the one
-// priced: a fallback's call costs the fallback's price.
+// WithPrices gives the price of each model, by the name robby asks for it.
+// That name comes from [WithModel], [WithRunParams], a [Fallback], or a
+// [ModelMiddleware]. Each model call's [Usage] then carries its Cost. It
+// shows in [EventTurnEnd], [Result.Usage], [Agent.Usage], a [Compaction]'s
+// summary and a [ModelResponse]. The model that answered is the one priced: a
+// fallback's call costs the fallback's price.
 //
-// The agent's model and its fallbacks must each have a price, or [New]
-// fails: give a free model the zero Price. A call to another model
-// without a price (one a run or a middleware asked for) costs 0, and the
-// agent's logger warns of it once per model; a run with a cost limit
-// ([WithBudget]) does not send it. Without WithPrices, every Cost is 0.
-// Given again, it adds to the prices, replacing those of models named
-// again.
+// The agent's model and its fallbacks must each have a price, or [New] fails.
+// Give a free model the zero Price. A run or a middleware may ask for another
+// model. If that model has no price, its call costs 0, and the agent's logger
+// warns of it once per model. A run with a cost limit ([WithBudget]) does not
+// send such a call. Without WithPrices, every Cost is 0. Given again, it adds
+// to the prices, replacing those of models named again.
 func WithPrices(prices map[string]Price) Option {
 	return func(c *config) error {
 		for model, p := range prices {
@@ -292,10 +291,10 @@ func (c *core) price(ctx context.Context, model string, u *Usage) {
 	u.Cost = min(p.Cost(*u), maxCallCost)
 }
 
-// clampUsage keeps a call's usage, read from the wire or set by a model
-// middleware, within what a call can use ([Usage.clamped]): the
-// provider's numbers inform, and must not break the sums, the stores or
-// the budget. The log warns of it once in the agent's life.
+// clampUsage keeps a call's usage within what a call can use
+// ([Usage.clamped]). The usage is read from the wire or set by a model
+// middleware. The provider's numbers inform; they must not break the sums,
+// the stores or the budget. The log warns of it once in the agent's life.
 func (c *core) clampUsage(ctx context.Context, model string, u *Usage) {
 	clamped, changed := u.clamped()
 	if !changed {
