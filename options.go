@@ -26,7 +26,7 @@ const (
 	DefaultMaxToolOutput       = 64 << 10 // bytes
 )
 
-// config collects what the options set; [New] validates it once and the
+// config collects what the options set. [New] validates it once, and the
 // agent never changes it afterwards.
 type config struct {
 	baseURL, apiKey *string
@@ -77,9 +77,9 @@ func defaultConfig() config {
 // WithBaseURL sets the chat-completions endpoint, such as
 // "http://localhost:12434/engines/v1" for Docker Model Runner or
 // "http://localhost:11434/v1" for Ollama. Without it, OPENAI_BASE_URL applies,
-// then OpenAI's own endpoint. Anything but an absolute http or https URL
-// with a host (such as "127.0.0.1:8080/v1", without its scheme) is an
-// error from [New] that quotes it.
+// then OpenAI's own endpoint. It must be an absolute http or https URL with
+// a host. Anything else, such as "127.0.0.1:8080/v1" without its scheme,
+// is an error from [New] that quotes it.
 func WithBaseURL(url string) Option {
 	return func(c *config) error {
 		if url == "" {
@@ -112,9 +112,9 @@ func WithAPIKey(key string) Option {
 	}
 }
 
-// WithClient makes the agent use an openai-go client the caller configured
-// (transport, retries, middleware, ...). [WithBaseURL], [WithAPIKey] and
-// [WithRequestOptions] still apply on top of it, per request.
+// WithClient makes the agent use an openai-go client the caller configured,
+// with its transport, retries and middleware. [WithBaseURL], [WithAPIKey]
+// and [WithRequestOptions] still apply on top of it, per request.
 func WithClient(client openai.Client) Option {
 	return func(c *config) error {
 		c.client = &client
@@ -125,7 +125,7 @@ func WithClient(client openai.Client) Option {
 // WithRequestOptions adds openai-go request options to every request the
 // agent sends: headers, retries, timeouts, middleware. A [Fallback] on
 // another endpoint gets them without their credentials (see
-// [Fallback.APIKey]); a middleware among them runs for it too, and sees
+// [Fallback.APIKey]). A middleware among them runs for it too, and sees
 // where the request goes.
 func WithRequestOptions(opts ...option.RequestOption) Option {
 	return func(c *config) error {
@@ -156,8 +156,8 @@ func WithSystem(prompt string) Option {
 
 // WithParams sets the base request: temperature, seed, max tokens and any
 // other chat-completions parameter. Its Messages, if any, begin the
-// conversation, after the [WithSystem] prompt. Its Tools are ignored: tools
-// are given with [WithTools]. [WithModel] overrides its Model.
+// conversation, after the [WithSystem] prompt. Its Tools are ignored; give
+// tools with [WithTools]. [WithModel] overrides its Model.
 func WithParams(params openai.ChatCompletionNewParams) Option {
 	return func(c *config) error {
 		c.params = params
@@ -175,8 +175,8 @@ func WithTools(tools ...Tool) Option {
 }
 
 // WithMaxTurns bounds how many model requests one [Agent.Run] or
-// [Agent.Stream] makes (default [DefaultMaxTurns]). When the limit is reached
-// the run ends with [ErrMaxTurns], unless [WithFinalAnswer] is set.
+// [Agent.Stream] makes (default [DefaultMaxTurns]). At the limit, the run
+// ends with [ErrMaxTurns], unless [WithFinalAnswer] is set.
 func WithMaxTurns(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -188,8 +188,8 @@ func WithMaxTurns(n int) Option {
 }
 
 // WithMaxToolCallsPerTurn bounds how many tool calls of one model turn run
-// (default [DefaultMaxToolCallsPerTurn]); they run concurrently. Calls past
-// the limit are not run: the model is told so in their tool messages.
+// (default [DefaultMaxToolCallsPerTurn]). They run concurrently. Calls past
+// the limit are not run, and their tool messages tell the model so.
 func WithMaxToolCallsPerTurn(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -213,7 +213,7 @@ func WithToolTimeout(d time.Duration) Option {
 }
 
 // WithMaxToolOutput bounds the bytes of a tool's output the model reads
-// (default [DefaultMaxToolOutput]); past it, the output is cut and the
+// (default [DefaultMaxToolOutput]). Past it, the output is cut and the
 // model told how much it does not see. Zero means no bound. The
 // [ToolResult] keeps what the model read.
 func WithMaxToolOutput(n int) Option {
@@ -241,9 +241,9 @@ func WithLogger(logger *slog.Logger) Option {
 // WithApproval has approve decide on every tool call, local or MCP, before
 // it runs, once its arguments were checked. An error refuses the call: the
 // model reads it (with [ErrNotApproved]) and the loop goes on. approve may
-// be called concurrently, for the calls of one turn; it may block, to ask a
+// be called concurrently, for the calls of one turn. It may block to ask a
 // person, within the tool timeout. It is the outermost tool middleware
-// ([WithToolMiddleware]); a panic in it is recovered as a tool's.
+// ([WithToolMiddleware]). A panic in it is recovered as a tool's.
 func WithApproval(approve func(ctx context.Context, call ToolCall) error) Option {
 	return func(c *config) error {
 		if approve == nil {
@@ -255,7 +255,7 @@ func WithApproval(approve func(ctx context.Context, call ToolCall) error) Option
 }
 
 // WithFinalAnswer makes the last allowed turn ask the model for an answer
-// without offering it tools, so that a run that reaches [WithMaxTurns] ends
+// without offering it tools. A run that reaches [WithMaxTurns] then ends
 // with the model's summary of the work done instead of [ErrMaxTurns].
 func WithFinalAnswer() Option {
 	return func(c *config) error {
@@ -265,14 +265,14 @@ func WithFinalAnswer() Option {
 }
 
 // WithPortableSchemas rewrites the tools' input schemas, local and MCP,
-// into the subset of JSON Schema every provider accepts: $refs inlined,
-// keywords such as $schema, additionalProperties or patternProperties
-// dropped, a type list with "null" (a [NewTool] pointer field) made
-// nullable. Gemini's OpenAI-compatible endpoint rejects requests whose
-// schemas use them. Only what the model is sent changes: arguments are
-// still checked against the tool's own schema. An MCP tool whose schema
-// cannot be rewritten (a recursive one) is left out, with a warning; a
-// local one is an error from [New].
+// into the subset of JSON Schema every provider accepts. It inlines $refs
+// and drops keywords such as $schema, additionalProperties or
+// patternProperties. A type list with "null" (a [NewTool] pointer field)
+// becomes nullable. Gemini's OpenAI-compatible endpoint rejects requests
+// whose schemas use them. Only what the model is sent changes: arguments
+// are still checked against the tool's own schema. An MCP tool whose
+// schema cannot be rewritten (a recursive one) is left out, with a
+// warning. A local one is an error from [New].
 func WithPortableSchemas() Option {
 	return func(c *config) error {
 		c.portable = true

@@ -7,31 +7,30 @@ import (
 	"time"
 )
 
-// A Store keeps conversations, each owned by one user (or tenant), so that
-// they outlive the process. Package sqlitestore is the embedded one, a
-// single file; package pgstore keeps them in PostgreSQL for servers that
-// share them between replicas. Package storetest holds the tests every
-// Store must pass, to run against your own.
+// A Store keeps conversations so that they outlive the process. Each is
+// owned by one user (or tenant). Package sqlitestore is the embedded one,
+// a single file. Package pgstore keeps them in PostgreSQL, for servers
+// that share them between replicas. Package storetest holds the tests
+// every Store must pass, to run against your own.
 //
-// Every method takes the user: a conversation of another user is reported
+// Every method takes the user. A conversation of another user is reported
 // as [ErrNoConversation], exactly as one that does not exist. Messages are
-// numbered from 1 in their conversation, in the order they were appended,
-// and never change once stored.
+// numbered from 1 in their conversation, in the order they were appended.
+// They never change once stored.
 //
 // Each message keeps the usage of the model calls that wrote it
-// ([Message.Usage]), and each conversation the sum of its messages'
-// ([Conversation.Usage]), kept with them in the same write: an
-// implementation keeps the usage of every message, adds it to the
-// conversation's total in [Store.Append]'s write, and gives a fork the
-// total of the messages it holds.
+// ([Message.Usage]). Each conversation keeps the sum of its messages'
+// ([Conversation.Usage]), updated in the same write. So an implementation
+// adds each message's usage to the total in [Store.Append]'s write. A
+// fork gets the total of the messages it holds.
 //
 // A Store is safe for concurrent use, including by several processes
-// sharing the same database: writes to one conversation are ordered by
+// sharing the same database. Writes to one conversation are ordered by
 // [Store.Append]'s expected count.
 type Store interface {
 	// Create stores a new, empty conversation for c.User, with c.Title,
-	// c.Metadata and c.ID, or an ID it picks when c.ID is empty. It returns the
-	// conversation as stored, with its times set. It fails with
+	// c.Metadata and c.ID. When c.ID is empty, it picks an ID. It returns
+	// the conversation as stored, with its times set. It fails with
 	// [ErrConversationExists] when the user has one with that ID already.
 	Create(ctx context.Context, c Conversation) (Conversation, error)
 
@@ -39,16 +38,16 @@ type Store interface {
 	Load(ctx context.Context, user, id string) (Conversation, []Message, error)
 
 	// Append stores msgs at the end of a conversation that holds after
-	// messages, as one atomic write: all of them or none, their
-	// [Message.Usage] added to the conversation's. Their Seq and Created
-	// are set by the store. When the conversation holds another
-	// number of messages (someone else appended meanwhile, or a write
-	// thought lost had landed), nothing is stored and the error wraps
-	// [ErrConflict]; reload and decide.
+	// messages. It is one atomic write: all of them or none, with their
+	// [Message.Usage] added to the conversation's. The store sets their
+	// Seq and Created. If the conversation holds another number of
+	// messages, nothing is stored and the error wraps [ErrConflict].
+	// Someone else appended meanwhile, or a write thought lost had
+	// landed: reload and decide.
 	Append(ctx context.Context, user, id string, after int64, msgs ...Message) error
 
-	// List returns the user's conversations, the most recently updated
-	// first, a page at a time. The string it returns is the cursor of the
+	// List returns the user's conversations a page at a time, the most
+	// recently updated first. The string it returns is the cursor of the
 	// next page, empty after the last.
 	List(ctx context.Context, user string, opts ListOptions) ([]Conversation, string, error)
 
@@ -58,16 +57,16 @@ type Store interface {
 	// SetMetadata replaces a conversation's metadata with md.
 	SetMetadata(ctx context.Context, user, id string, md map[string]string) error
 
-	// Fork stores a new conversation of the same user, title and metadata
-	// holding the first n messages of conversation id, and returns it,
-	// its usage that of those n messages.
-	// The original is left as it is, and each goes on alone. Robby's stores
-	// share those messages rather than copy them, so a fork costs the
-	// same however long the history, and a chain of forks, each adding a
-	// few messages, stores each message once.
+	// Fork stores a new conversation holding the first n messages of
+	// conversation id, with the same user, title and metadata. It returns
+	// it, its usage that of those n messages. The original is left as it
+	// is, and each goes on alone. Robby's stores share those messages
+	// rather than copy them. So a fork costs the same however long the
+	// history. A chain of forks, each adding a few messages, stores each
+	// message once.
 	Fork(ctx context.Context, user, id string, n int64) (Conversation, error)
 
-	// Delete removes a conversation and its messages; forks of it keep
+	// Delete removes a conversation and its messages. Forks of it keep
 	// theirs.
 	Delete(ctx context.Context, user, id string) error
 }
@@ -77,25 +76,25 @@ type Store interface {
 type Conversation struct {
 	// ID names the conversation among its user's.
 	ID string
-	// User owns the conversation: a user or tenant ID, decided by the
-	// application (an authenticated token, an account). It may be empty
-	// for a single-user program, which is then its only user.
+	// User owns the conversation: a user or tenant ID that the
+	// application decides (an authenticated token, an account). It may be
+	// empty for a single-user program, which is then its only user.
 	User string
 	// Title is free text for people, such as the first prompt.
 	Title string
 	// Metadata is the application's own about the conversation, such as
-	// the settings of the run that wrote it; nil when empty. The store
-	// keeps it as given, as a JSON object.
+	// the settings of the run that wrote it. It is nil when empty. The
+	// store keeps it as given, as a JSON object.
 	Metadata map[string]string
 	// Messages counts the messages stored.
 	Messages int64
-	// Usage sums the [Message.Usage] of the messages stored: what the
-	// model calls that wrote the conversation used and cost. [Store.Create]
-	// starts it at zero.
+	// Usage sums the [Message.Usage] of the messages stored. That is what
+	// the model calls that wrote the conversation used and cost.
+	// [Store.Create] starts it at zero.
 	Usage Usage
 	// Created and Updated are when the conversation was created and last
-	// changed (a message appended, the title or metadata set), with
-	// microsecond precision.
+	// changed, with microsecond precision. A change is a message appended
+	// or the title or metadata set.
 	Created, Updated time.Time
 }
 
@@ -109,13 +108,13 @@ type Message struct {
 	// Error, for a message without Chat, is the error that ended a run,
 	// kept in the history for people to read. The model never sees it.
 	Error string
-	// Usage is what the model calls made since the message before it was
-	// stored used and cost: for an assistant message, its turn's call and
-	// the summaries compaction wrote before it; zero for most others.
-	// The store keeps it as given and adds it to [Conversation.Usage] in
-	// the same write, so that a conversation's usage always counts
-	// exactly the messages it holds. The calls of agents that its tools
-	// ran ([Agent.AsTool]) are not in it, as in [Agent.Usage].
+	// Usage is what the model calls made since the previous message was
+	// stored used and cost. For an assistant message, that is its turn's
+	// call and the summaries compaction wrote before it. It is zero for
+	// most others. The store keeps it as given and adds it to
+	// [Conversation.Usage] in the same write. So a conversation's usage
+	// always counts exactly the messages it holds. The calls of agents
+	// its tools ran ([Agent.AsTool]) are not in it, as in [Agent.Usage].
 	Usage Usage
 	// Created is when the message was stored.
 	Created time.Time
@@ -123,10 +122,10 @@ type Message struct {
 
 // ListOptions pages [Store.List].
 type ListOptions struct {
-	// Limit bounds the conversations of a page; 0 or less means 100.
+	// Limit bounds the conversations of a page. 0 or less means 100.
 	Limit int
-	// Cursor is the string the previous page returned; empty for the
-	// first page.
+	// Cursor is the string the previous page returned. It is empty for
+	// the first page.
 	Cursor string
 }
 
@@ -143,6 +142,6 @@ var (
 	// has already.
 	ErrConversationExists = errors.New("robby: conversation exists")
 	// ErrConflict reports a [Store.Append] whose expected count of
-	// messages was not the conversation's: another writer appended first.
+	// messages was wrong: another writer appended first.
 	ErrConflict = errors.New("robby: conversation changed meanwhile")
 )

@@ -16,8 +16,7 @@ import (
 )
 
 // DefaultMaxRepairs is how many times a typed run asks the model to repair
-// an answer that does not fit the schema, unless [WithMaxRepairs] says
-// otherwise.
+// an answer that does not fit the schema. [WithMaxRepairs] changes it.
 const DefaultMaxRepairs = 2
 
 // typedConfig is what the typed run options set.
@@ -27,7 +26,7 @@ type typedConfig struct {
 	schema  *schemas.Answer // nil: inferred from the answer's type
 }
 
-// typedOption makes a [RunOption] of [RunTyped] and [StreamTyped]; other
+// typedOption makes a [RunOption] of [RunTyped] and [StreamTyped]. Other
 // runs refuse it.
 func typedOption(set func(*typedConfig) error) RunOption {
 	return func(rc *runConfig) error {
@@ -50,9 +49,10 @@ func WithAnswerMode(m AnswerMode) RunOption {
 	})
 }
 
-// WithMaxRepairs sets how many times a typed run tells the model what is
-// wrong with an answer that does not fit the schema and asks again; 0
-// takes the first answer or fails. The default is [DefaultMaxRepairs].
+// WithMaxRepairs sets how many times a typed run asks again for an answer
+// that does not fit the schema. Each time, it tells the model what is
+// wrong. 0 takes the first answer or fails. The default is
+// [DefaultMaxRepairs].
 func WithMaxRepairs(n int) RunOption {
 	return typedOption(func(c *typedConfig) error {
 		if n < 0 {
@@ -64,7 +64,7 @@ func WithMaxRepairs(n int) RunOption {
 }
 
 // WithAnswerSchema gives the answer's JSON Schema instead of inferring it
-// from the type, for answers whose shape is known only at run time:
+// from the type. It is for answers whose shape is known only at run time:
 // decode them into json.RawMessage or map[string]any. The schema must
 // describe an object.
 func WithAnswerSchema(schema map[string]any) RunOption {
@@ -78,7 +78,7 @@ func WithAnswerSchema(schema map[string]any) RunOption {
 }
 
 // An AnswerError is the error of a typed run whose answer never fitted the
-// schema, after the repairs allowed. Test for it with [errors.As]; it
+// schema, after the repairs allowed. Test for it with [errors.As]. It
 // matches [ErrInvalidAnswer] with [errors.Is].
 type AnswerError struct {
 	Mode     AnswerMode // how the answer was asked for
@@ -99,21 +99,22 @@ func (e *AnswerError) Error() string {
 func (e *AnswerError) Is(target error) bool { return target == ErrInvalidAnswer }
 
 // RunTyped is [Agent.Run] ending with a value of type T instead of text.
-// T's JSON Schema is inferred as [NewTool] infers a tool's: T must be a
-// struct or a map; field names follow json tags, descriptions the
-// jsonschema tag, allowed values the enum tag, fields without omitempty or omitzero are required, and a
-// recursive type is refused. Tools stay available until the answer.
+// T's JSON Schema is inferred as [NewTool] infers a tool's. T must be a
+// struct or a map, and a recursive type is refused. Field names follow
+// json tags, descriptions the jsonschema tag, allowed values the enum tag.
+// Fields without omitempty or omitzero are required. Tools stay available
+// until the answer.
 //
-// The answer is validated against the schema and decoded strictly: an
+// The answer is validated against the schema and decoded strictly. An
 // unknown field, a wrong type or a missing required field is sent back to
-// the model with the exact reason, up to [WithMaxRepairs] times; then the
+// the model with the exact reason, up to [WithMaxRepairs] times. Then the
 // error is an [*AnswerError] holding the raw answer and every failure. T's
 // zero value comes only with an error. [WithAnswerMode] says how the
-// answer is asked for; by default the run picks the way the endpoint
+// answer is asked for. By default the run picks the way the endpoint
 // takes (see [AnswerAuto]).
 //
-// The agent's conversation keeps the whole exchange, repairs included;
-// the turn limit applies to each answer asked for. The [Result] sums the
+// The agent's conversation keeps the whole exchange, repairs included.
+// The turn limit applies to each answer asked for. The [Result] sums the
 // turns, tool calls and usage of all of them and is never nil.
 func RunTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOption) (T, *Result, error) {
 	res, answer, err := a.typed(ctx, prompt, opts, reflect.TypeFor[T](), func() any { return new(T) }, nil)
@@ -127,22 +128,21 @@ func RunTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOp
 // in.
 type TypedEvent[T any] struct {
 	Event
-	// Value is set with events of kind [EventPartial], to the fields of
-	// the answer complete so far, and with the last event, of kind
-	// [EventDone], to the validated answer (the zero value after an
-	// error).
+	// Value holds, in an [EventPartial], the fields of the answer
+	// complete so far. In the last event, of kind [EventDone], it holds the
+	// validated answer, or the zero value after an error.
 	Value T
 }
 
 // StreamTyped is [RunTyped] with every step reported as [Agent.Stream]
-// reports it, and the answer as it arrives: an [EventPartial] event holds
-// the fields complete so far, each time more of them are (text before
-// the answer and a field still arriving are left out), whether the answer
-// comes as text or as the arguments of the answer tool. The last event,
-// of kind [EventDone], holds the validated answer and the [Result], paired
-// with the run's error, if any.
+// reports it, and the answer as it arrives. Each time more fields are
+// complete, an [EventPartial] event holds them. Text before the answer and
+// a field still arriving are left out. This works whether the answer comes
+// as text or as the arguments of the answer tool. The last event, of kind
+// [EventDone], holds the validated answer and the [Result], paired with
+// the run's error, if any.
 //
-// A partial value is decoded from the whole answer received so far; to
+// A partial value is decoded from the whole answer received so far. To
 // keep the cost linear in the answer's length, a long answer's partial
 // values come each time it has grown by an eighth.
 func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOption) iter.Seq2[TypedEvent[T], error] {
@@ -202,10 +202,10 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 }
 
 // typed runs the loop until the model gives an answer that fits the
-// schema, repairing and falling back as tc says, and returns it decoded
+// schema, repairing and falling back as tc says. It returns it decoded
 // into a value from newAnswer, a pointer of type t. It holds the
-// conversation throughout, so that no other run comes between an answer
-// and its repair.
+// conversation throughout, so no other run comes between an answer and
+// its repair.
 func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (res *Result, answer any, err error) {
 	res = new(Result)
 	if a == nil {
@@ -280,9 +280,9 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 }
 
 // answerText finds the answer in a run's result: the arguments of the
-// answer tool's call, or the JSON object of the text. A model that answers
-// with text when it has the answer tool is taken at its word if the text
-// holds the answer.
+// answer tool's call, or the JSON object of the text. A model may answer
+// with text when it has the answer tool. It is taken at its word if the
+// text holds the answer.
 func answerText(mode AnswerMode, r *Result, tool string) (raw []byte, callID string) {
 	for _, c := range r.Pending {
 		if c.Name == tool {
@@ -299,8 +299,8 @@ func answerText(mode AnswerMode, r *Result, tool string) (raw []byte, callID str
 	return []byte(text), ""
 }
 
-// repairMessage tells the model what is wrong with its answer: as the
-// answer tool's result when it called it, else as a user message.
+// repairMessage tells the model what is wrong with its answer. It is the
+// answer tool's result if the model called it, else a user message.
 func repairMessage(mode AnswerMode, tool, callID string, failures []string) (messages, []ToolResult) {
 	var b strings.Builder
 	b.WriteString("Your answer does not fit the required JSON Schema:\n")
