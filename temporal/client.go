@@ -122,32 +122,66 @@ func (r *Run) Cancel(ctx context.Context) error {
 	return nil
 }
 
-// RunTyped starts a durable run whose answer is a T, as [robby.RunTyped] asks
-// for one. The model is asked for JSON of T's schema (response_format
-// json_schema). Its answer is decoded into T. It waits for the run to end.
+// RunTyped starts a durable run whose answer is a T, as [robby.RunTyped]
+// asks for one. T's schema is inferred by jsonschema-go's For, and the
+// run goes as [RunSchema]'s. The answer is decoded into T. It waits for the
+// run to end.
 func RunTyped[T any](ctx context.Context, c client.Client, opts client.StartWorkflowOptions, req Request) (T, *robby.Result, error) {
 	var zero T
 	schema, err := jsonschema.For[T](nil)
 	if err != nil {
 		return zero, new(robby.Result), fmt.Errorf("robby/temporal: RunTyped: %w", err)
 	}
-	format, err := json.Marshal(map[string]any{"type": "json_schema",
-		"json_schema": map[string]any{"name": "answer", "schema": schema}})
+	raw, err := json.Marshal(schema)
 	if err != nil {
 		return zero, new(robby.Result), fmt.Errorf("robby/temporal: RunTyped: %w", err)
 	}
-	req.ResponseFormat = format
-	run, err := Start(ctx, c, opts, req)
-	if err != nil {
-		return zero, new(robby.Result), err
-	}
-	res, err := run.Result(ctx)
+	answer, res, err := RunSchema(ctx, c, opts, req, raw)
 	if err != nil {
 		return zero, res, err
 	}
 	var v T
-	if err := json.Unmarshal([]byte(res.Text), &v); err != nil {
+	if err := json.Unmarshal(answer, &v); err != nil {
 		return zero, res, fmt.Errorf("robby/temporal: RunTyped: the answer is not a %T: %w", v, err)
 	}
 	return v, res, nil
+}
+
+// RunSchema starts a durable run whose answer is JSON that fits schema,
+// a JSON Schema of an object. The model is asked for it natively
+// (response_format json_schema). It waits for the run to end. The answer
+// is checked against the schema; one that does not fit is an
+// [*robby.AnswerError] holding it. A durable run makes no repair turns.
+func RunSchema(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, req Request, schema json.RawMessage) (json.RawMessage, *robby.Result, error) {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, new(robby.Result), fmt.Errorf("robby/temporal: RunSchema: %w", err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return nil, new(robby.Result), fmt.Errorf("robby/temporal: RunSchema: %w", err)
+	}
+	format, err := json.Marshal(map[string]any{"type": "json_schema",
+		"json_schema": map[string]any{"name": "answer", "schema": schema}})
+	if err != nil {
+		return nil, new(robby.Result), fmt.Errorf("robby/temporal: RunSchema: %w", err)
+	}
+	req.ResponseFormat = format
+	run, err := Start(ctx, c, opts, req)
+	if err != nil {
+		return nil, new(robby.Result), err
+	}
+	res, err := run.Result(ctx)
+	if err != nil {
+		return nil, res, err
+	}
+	var v any
+	err = json.Unmarshal([]byte(res.Text), &v)
+	if err == nil {
+		err = resolved.Validate(v)
+	}
+	if err != nil {
+		return nil, res, &robby.AnswerError{Mode: robby.AnswerNative, Raw: res.Text, Failures: []string{err.Error()}, Attempts: 1}
+	}
+	return json.RawMessage(res.Text), res, nil
 }

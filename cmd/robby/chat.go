@@ -33,10 +33,11 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			cmd.usage(stderr)
 			return usageError{errors.New("run needs a prompt")}
 		}
-		if sf.file != "" {
-			return usageError{errors.New("-schema does not work with -temporal yet")}
+		schema, err := sf.durable(cmd.fs)
+		if err != nil {
+			return err
 		}
-		return durableRun(ctx, &d, *id, strings.Join(cmd.fs.Args(), " "), stdout, stderr)
+		return durableRun(ctx, &d, *id, strings.Join(cmd.fs.Args(), " "), schema, stdout, stderr)
 	}
 	typed, err := sf.read()
 	if err != nil {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/randid"
 	"github.com/robby-go/robby/temporal"
 )
 
@@ -79,15 +83,24 @@ func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // durableRun starts (or, with -workflow-id, attaches to) a durable run of
-// prompt and prints its answer.
-func durableRun(ctx context.Context, d *durableFlags, id, prompt string, stdout, stderr io.Writer) error {
+// prompt and prints its answer. With a schema, the answer is JSON that
+// fits it, printed as one line.
+func durableRun(ctx context.Context, d *durableFlags, id, prompt string, schema json.RawMessage, stdout, stderr io.Writer) error {
 	c, err := d.dial(stderr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	run, err := temporal.Start(ctx, c, client.StartWorkflowOptions{ID: id, TaskQueue: d.queue},
-		temporal.Request{Agent: durableAgent, Prompt: prompt})
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: d.queue}
+	req := temporal.Request{Agent: durableAgent, Prompt: prompt}
+	if schema != nil {
+		if opts.ID == "" {
+			opts.ID = "robby-" + randid.Alnum(20) // named here, to be told before the run ends
+		}
+		fmt.Fprintf(stderr, "durable run %s (re-attach with -workflow-id %s)\n", opts.ID, opts.ID)
+		return durableTyped(ctx, c, opts, req, schema, stdout)
+	}
+	run, err := temporal.Start(ctx, c, opts, req)
 	if err != nil {
 		return err
 	}
@@ -96,5 +109,25 @@ func durableRun(ctx context.Context, d *durableFlags, id, prompt string, stdout,
 	if res.Text != "" {
 		fmt.Fprintln(stdout, res.Text)
 	}
+	return err
+}
+
+// durableTyped runs a durable run whose answer fits schema, and prints it
+// as one line of JSON.
+func durableTyped(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, req temporal.Request, schema json.RawMessage, stdout io.Writer) error {
+	answer, _, err := temporal.RunSchema(ctx, c, opts, req, schema)
+	var answerErr *robby.AnswerError
+	if errors.As(err, &answerErr) {
+		return fmt.Errorf("%w\nthe last answer: %s", err, oneLine(answerErr.Raw, 500))
+	}
+	if err != nil {
+		return err
+	}
+	var line bytes.Buffer
+	if err := json.Compact(&line, answer); err != nil {
+		return err
+	}
+	line.WriteByte('\n')
+	_, err = stdout.Write(line.Bytes())
 	return err
 }

@@ -105,3 +105,43 @@ func TestRunTemporalSurvivesWorkerKill(t *testing.T) {
 	assert.Equal(t, int32(1), calls.Load(), "the tool, not idempotent, ran once")
 	assert.Equal(t, "Bearer sk-worker-only", reqs[0].Header.Get("Authorization"), "the worker's key")
 }
+
+// TestRunTemporalSchema: robby run -temporal -schema FILE asks the
+// worker's model for JSON of the schema (response_format json_schema),
+// and prints the answer as one line of JSON; an answer that does not fit
+// is an error showing it.
+func TestRunTemporalSchema(t *testing.T) {
+	addr := temporaltest.StartServer(t)
+	model := upstream(t, robbytest.Text(`{"city": "Lyon", "days": 3}`), robbytest.Text(`{"city": 7}`))
+	worker := exec.Command(os.Args[0], "worker", "-temporal", addr, "-task-queue", "typed", "-base-url", model.URL, "-model", "m")
+	worker.Env = append(os.Environ(), "ROBBY_TEST_MAIN=1", "OPENAI_API_KEY=sk-worker-only")
+	worker.Stderr = os.Stderr
+	require.NoError(t, worker.Start())
+	t.Cleanup(func() { worker.Process.Kill(); worker.Wait() })
+	schema := filepath.Join(t.TempDir(), "trip.json")
+	require.NoError(t, os.WriteFile(schema, []byte(`{"type": "object", "properties": {"city": {"type": "string"},
+		"days": {"type": "integer"}}, "required": ["city", "days"], "additionalProperties": false}`), 0o600))
+	args := []string{"run", "-temporal", addr, "-task-queue", "typed", "-schema", schema, "Plan a trip"}
+
+	var stdout, stderr bytes.Buffer
+	require.NoError(t, run(t.Context(), args, nil, &stdout, &stderr), stderr.String())
+	assert.Equal(t, `{"city":"Lyon","days":3}`+"\n", stdout.String())
+	assert.Contains(t, stderr.String(), "durable run robby-")
+	var format struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Schema map[string]any `json:"schema"`
+		} `json:"json_schema"`
+	}
+	require.NoError(t, json.Unmarshal(model.Requests()[0].ResponseFormat, &format))
+	assert.Equal(t, "json_schema", format.Type)
+	assert.Equal(t, []any{"city", "days"}, format.JSONSchema.Schema["required"])
+
+	stdout.Reset()
+	err := run(t.Context(), args, nil, &stdout, &stderr)
+	require.ErrorContains(t, err, `the last answer: {"city": 7}`)
+	assert.Empty(t, stdout.String())
+
+	err = run(t.Context(), append([]string{"run", "-answer-mode", "tool"}, args[1:]...), nil, &stdout, &stderr)
+	assert.ErrorContains(t, err, "-answer-mode tool does not work with -temporal")
+}

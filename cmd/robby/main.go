@@ -58,7 +58,8 @@
 // workflow on the task queue -task-queue (default robby). It is served by
 // 'robby worker -temporal HOST:PORT', which alone needs the model's flags and
 // keys. The run survives the kill of its worker. -workflow-id ID names it, or
-// re-attaches to it. robby serve -temporal HOST:PORT runs the endpoint's
+// re-attaches to it. With -schema FILE, the answer is asked for natively and
+// printed as one line of JSON that fits it. robby serve -temporal HOST:PORT runs the endpoint's
 // background responses ("background": true) as such runs, on the same workers.
 // See docs/DURABLE.md.
 //

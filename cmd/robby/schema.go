@@ -73,6 +73,25 @@ func (f *schemaFlags) read() (typedSpec, error) {
 	return typedSpec{schema: schema, mode: mode, repairs: f.repairs}, nil
 }
 
+// durable reads the schema of a durable run (robby run -temporal), nil
+// without -schema. Such a run asks for the answer natively and makes no
+// repair turns: the other modes and -max-repairs are refused.
+func (f *schemaFlags) durable(fs *flag.FlagSet) (json.RawMessage, error) {
+	typed, err := f.read()
+	if err != nil || typed.schema == nil {
+		return nil, err
+	}
+	if typed.mode != robby.AnswerAuto && typed.mode != robby.AnswerNative {
+		return nil, usageError{fmt.Errorf("-answer-mode %s does not work with -temporal: a durable run asks natively", f.mode)}
+	}
+	var repairs bool
+	fs.Visit(func(fl *flag.Flag) { repairs = repairs || fl.Name == "max-repairs" })
+	if repairs {
+		return nil, usageError{errors.New("-max-repairs does not work with -temporal: a durable run makes no repair turns")}
+	}
+	return json.Marshal(typed.schema)
+}
+
 // options returns the run options of a typed run, or none without
 // -schema.
 func (t typedSpec) options() []robby.RunOption {
