@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/randid"
 	"github.com/robby-go/robby/temporal"
 )
@@ -116,18 +114,5 @@ func durableRun(ctx context.Context, d *durableFlags, id, prompt string, schema 
 // as one line of JSON.
 func durableTyped(ctx context.Context, c client.Client, opts client.StartWorkflowOptions, req temporal.Request, schema json.RawMessage, stdout io.Writer) error {
 	answer, _, err := temporal.RunSchema(ctx, c, opts, req, schema)
-	var answerErr *robby.AnswerError
-	if errors.As(err, &answerErr) {
-		return fmt.Errorf("%w\nthe last answer: %s", err, oneLine(answerErr.Raw, 500))
-	}
-	if err != nil {
-		return err
-	}
-	var line bytes.Buffer
-	if err := json.Compact(&line, answer); err != nil {
-		return err
-	}
-	line.WriteByte('\n')
-	_, err = stdout.Write(line.Bytes())
-	return err
+	return printAnswer(stdout, answer, err)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -112,20 +113,7 @@ func (s *screen) typedAnswer(ctx context.Context, agent *robby.Agent, prompt str
 		case ev.Kind == robby.EventDone:
 			s.printSpent(ev.Result)
 			s.tree.release()
-			var answerErr *robby.AnswerError
-			if errors.As(err, &answerErr) {
-				return fmt.Errorf("%w\nthe last answer: %s", err, oneLine(answerErr.Raw, 500))
-			}
-			if err != nil {
-				return err
-			}
-			var line bytes.Buffer
-			if err := json.Compact(&line, ev.Value); err != nil {
-				return err
-			}
-			line.WriteByte('\n')
-			_, err := stdout.Write(line.Bytes())
-			return err
+			return printAnswer(stdout, ev.Value, err)
 		case inner.Kind == robby.EventToolCall:
 			fmt.Fprintf(stderr, "%s→ %s %s\n", indent(path), inner.ToolCall.Name, inner.ToolCall.Arguments)
 		case inner.Kind == robby.EventToolResult:
@@ -134,6 +122,25 @@ func (s *screen) typedAnswer(ctx context.Context, agent *robby.Agent, prompt str
 		}
 	}
 	return nil
+}
+
+// printAnswer prints a typed run's answer as one line of JSON, or returns
+// its error, with the last answer if it did not fit.
+func printAnswer(stdout io.Writer, answer json.RawMessage, err error) error {
+	var answerErr *robby.AnswerError
+	if errors.As(err, &answerErr) {
+		return fmt.Errorf("%w\nthe last answer: %s", err, oneLine(answerErr.Raw, 500))
+	}
+	if err != nil {
+		return err
+	}
+	var line bytes.Buffer
+	if err := json.Compact(&line, answer); err != nil {
+		return err
+	}
+	line.WriteByte('\n')
+	_, err = stdout.Write(line.Bytes())
+	return err
 }
 
 // indent shows how deep in agents used as tools a step is.
