@@ -10,8 +10,8 @@ import (
 	"github.com/robby-go/robby/internal/tokens"
 )
 
-// messages are messages with the JSON of the first len(raw) of them, so
-// that each is encoded once in a conversation's life.
+// messages are messages with the JSON of the first len(raw) of them. So
+// each is encoded once in a conversation's life.
 type messages struct {
 	list []openai.ChatCompletionMessageParamUnion
 	raw  []json.RawMessage // raw[i] encodes list[i]
@@ -19,7 +19,7 @@ type messages struct {
 }
 
 // add appends m, with raw as its JSON when every message before it has its
-// own, nil meaning not encoded yet.
+// own. A nil raw means not encoded yet.
 func (ms *messages) add(m openai.ChatCompletionMessageParamUnion, raw json.RawMessage) {
 	if raw != nil && len(ms.raw) == len(ms.list) {
 		ms.raw = append(ms.raw, raw)
@@ -35,8 +35,8 @@ func (ms *messages) addAll(other messages) {
 	ms.list = append(ms.list, other.list...)
 }
 
-// encoded returns the JSON of every message, encoding those that have none
-// yet. The slice shares no writable memory with ms.
+// encoded returns the JSON of every message, encoding those that have
+// none yet. The slice shares no writable memory with ms.
 func (ms *messages) encoded() ([]json.RawMessage, error) {
 	raw, err := chatwire.EncodeMessages(ms.raw, ms.list)
 	ms.raw = raw
@@ -98,13 +98,13 @@ func (a *Agent) Reset() {
 }
 
 // Usage returns the tokens and cost of every model call made for the
-// conversation since [New], [Agent.Clone] or [Agent.Reset]: the turns of
-// every run, the building blocks' calls, the summaries of
+// conversation since [New], [Agent.Clone] or [Agent.Reset]. That is the
+// turns of every run, the building blocks' calls, the summaries of
 // [WithCompaction], and the calls of the agents its tools ran
-// ([Agent.AsTool], [AgentTool]). A clone starts from zero. After a run bound to a
-// stored conversation ([WithConversation]) it is that conversation's
-// usage: [Conversation.Usage] as the run loaded it, from every process
-// that wrote it, and the calls of the run since.
+// ([Agent.AsTool], [AgentTool]). A clone starts from zero. After a run
+// bound to a stored conversation ([WithConversation]), it is that
+// conversation's usage. That is [Conversation.Usage] as the run loaded it,
+// from every process that wrote it, plus the calls of the run since.
 func (a *Agent) Usage() Usage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -119,8 +119,8 @@ func (a *Agent) awaiting() []ToolCall {
 }
 
 // encodedHistory returns the conversation encoded, and how many system
-// (or developer) messages open it. The slice shares no writable memory with
-// the agent's.
+// (or developer) messages open it. The slice shares no writable memory
+// with the agent's.
 func (a *Agent) encodedHistory() (raw []json.RawMessage, lead int, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -139,8 +139,8 @@ func promptMessage(prompt string) messages {
 }
 
 // awaiting returns the calls of the conversation's last assistant message
-// that no tool message answers: those a run ended on, or those of
-// [Agent.ToolsCompletion] not executed yet.
+// that no tool message answers. They are those a run ended on, or those
+// of [Agent.ToolsCompletion] not executed yet.
 func awaiting(conv []openai.ChatCompletionMessageParamUnion) []ToolCall {
 	var answered map[string]bool
 	for i := len(conv) - 1; i >= 0; i-- {

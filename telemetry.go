@@ -21,13 +21,13 @@ import (
 )
 
 // WithTracerProvider has the agent trace its work with OpenTelemetry, in
-// the GenAI semantic conventions: a span for each run (invoke_agent), each
-// model call (chat {model}) and each tool call (execute_tool {name}). The
-// trace context goes with the requests to the model endpoint and to MCP
-// servers (W3C trace context: HTTP headers, and the _meta of MCP
-// requests), so a traced server joins the trace. Prompts, answers and
-// tool arguments are left out unless [WithTracedContent] is given;
-// secrets never show.
+// the GenAI semantic conventions. There is a span for each run
+// (invoke_agent), each model call (chat {model}) and each tool call
+// (execute_tool {name}). The W3C trace context goes with the requests to
+// the model endpoint and to MCP servers, in HTTP headers and in the _meta
+// of MCP requests. So a traced server joins the trace. Prompts, answers
+// and tool arguments are left out unless [WithTracedContent] is given.
+// Secrets never show.
 //
 // Without it (the default) the agent starts no span and costs nothing
 // more.
@@ -41,12 +41,13 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 	}
 }
 
-// WithMeterProvider has the agent record OpenTelemetry metrics: the GenAI
-// histograms gen_ai.client.token.usage and gen_ai.client.operation.duration
-// for model calls (and gen_ai.client.operation.time_to_first_chunk for
-// streamed ones), robby.tool.duration for tool calls (with error.type for
-// those that failed) and the counter robby.runs by outcome (answered,
-// pending, max_turns, budget, canceled, error).
+// WithMeterProvider has the agent record OpenTelemetry metrics. Model
+// calls feed the GenAI histograms gen_ai.client.token.usage and
+// gen_ai.client.operation.duration. Streamed ones also feed
+// gen_ai.client.operation.time_to_first_chunk. Tool calls feed
+// robby.tool.duration, with error.type for those that failed. The counter
+// robby.runs counts runs by outcome: answered, pending, max_turns, budget,
+// canceled, error.
 //
 // Without it (the default) the agent records nothing and costs nothing
 // more.
@@ -61,11 +62,12 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 }
 
 // WithTracedContent makes the spans of [WithTracerProvider] carry what was
-// said: the messages sent to the model and its answer
-// (gen_ai.input.messages, gen_ai.output.messages), and tool arguments and
-// results (gen_ai.tool.call.arguments, gen_ai.tool.call.result). It is off
-// by default, since conversations hold personal data. The agent's secrets
-// (API key, MCP headers and environment values) are replaced in it.
+// said. That is the messages sent to the model and its answer
+// (gen_ai.input.messages, gen_ai.output.messages). It is also tool
+// arguments and results (gen_ai.tool.call.arguments,
+// gen_ai.tool.call.result). It is off by default, since conversations hold
+// personal data. The agent's secrets (API key, MCP headers and environment
+// values) are replaced in it.
 func WithTracedContent() Option {
 	return func(c *config) error {
 		c.tracedContent = true
@@ -76,8 +78,8 @@ func WithTracedContent() Option {
 // instrumentationName names robby's tracer and meter.
 const instrumentationName = "github.com/robby-go/robby"
 
-// telemetry is how an agent reports its work; nil when neither a tracer
-// nor a meter provider was given, so that the hot paths test one pointer.
+// telemetry is how an agent reports its work. It is nil when neither a
+// tracer nor a meter provider was given, so the hot paths test one pointer.
 type telemetry struct {
 	tracer       trace.Tracer // nil without a tracer provider
 	provider     string       // gen_ai.provider.name of the agent's endpoint
@@ -131,13 +133,13 @@ func newTelemetry(cfg *config) (*telemetry, error) {
 }
 
 // TraceContext returns ctx with the trace context that carrier holds (W3C
-// traceparent and tracestate headers), so that a run started with it joins
-// the caller's trace, its invoke_agent span a child of the caller's span.
+// traceparent and tracestate headers). A run started with it joins the
+// caller's trace: its invoke_agent span is a child of the caller's span.
 // It is for servers that run the agent for their clients, such as
 // packages openaiserver (the HTTP headers) and mcpserver (the _meta of a
 // tool call). It returns ctx as it is when the agent has no tracer
-// provider ([WithTracerProvider]) or when ctx already holds a span, such
-// as the server's own HTTP span.
+// provider ([WithTracerProvider]). It does the same when ctx already holds
+// a span, such as the server's own HTTP span.
 func (a *Agent) TraceContext(ctx context.Context, carrier propagation.TextMapCarrier) context.Context {
 	t := a.core.tel
 	if t == nil || t.tracer == nil || trace.SpanContextFromContext(ctx).IsValid() {
@@ -146,15 +148,15 @@ func (a *Agent) TraceContext(ctx context.Context, carrier propagation.TextMapCar
 	return t.prop.Extract(ctx, carrier)
 }
 
-// A runOp is the telemetry of one run; nil when the agent has none.
+// A runOp is the telemetry of one run. It is nil when the agent has none.
 type runOp struct {
 	t    *telemetry
 	span trace.Span // nil without a tracer
 }
 
-// startRun starts the span of a run, a child of the one in ctx. The run
-// of an agent used as a tool (as, not nil) is named for the tool, as the
-// GenAI conventions name an agent's span for the agent.
+// startRun starts the span of a run, a child of the one in ctx. The GenAI
+// conventions name an agent's span for the agent. So the run of an agent
+// used as a tool (as, not nil) is named for the tool.
 func (t *telemetry) startRun(ctx context.Context, model string, as *toolIdentity) (context.Context, *runOp) {
 	if t == nil {
 		return ctx, nil
@@ -195,7 +197,7 @@ func (op *runOp) end(ctx context.Context, res *Result, err error) {
 }
 
 // usageAttributes appends the attributes of u to attrs: the tokens in and
-// out, their cached and reasoning parts when the provider said them, and
+// out. Their cached and reasoning parts come when the provider said them,
 // the cost when prices gave one.
 func usageAttributes(attrs []attribute.KeyValue, u Usage) []attribute.KeyValue {
 	attrs = append(attrs, semconv.GenAIUsageInputTokens(int(u.PromptTokens)), semconv.GenAIUsageOutputTokens(int(u.CompletionTokens)))
@@ -228,9 +230,9 @@ func runOutcome(res *Result, err error) string {
 	return "error"
 }
 
-// fail marks span as failed with err, if err is not nil: status Error,
-// error.type, and an exception event whose message has the secrets
-// replaced.
+// fail marks span as failed with err, if err is not nil. It sets status
+// Error and error.type, and adds an exception event whose message has the
+// secrets replaced.
 func (t *telemetry) fail(span trace.Span, err error) {
 	if err == nil {
 		return
@@ -263,9 +265,9 @@ var errorKinds = []struct {
 	{context.Canceled, "canceled"},
 }
 
-// errorType returns the error.type of err: the HTTP status of an endpoint's
-// error, the name of a robby error, "timeout" or "connection_error" for a
-// network failure, or "_OTHER".
+// errorType returns the error.type of err. It is the HTTP status of an
+// endpoint's error, or the name of a robby error. A network failure is
+// "timeout" or "connection_error". Anything else is "_OTHER".
 func errorType(err error) string {
 	var apiErr *APIError
 	if errors.As(err, &apiErr) {
@@ -292,8 +294,8 @@ func errorType(err error) string {
 func seconds(start time.Time) float64 { return time.Since(start).Seconds() }
 
 // endpointProvider returns the gen_ai.provider.name of the agent's own
-// endpoint ([WithBaseURL], or OPENAI_BASE_URL), which the conventions ask
-// of a run's span; a model call's span names the provider that answered.
+// endpoint ([WithBaseURL], or OPENAI_BASE_URL). The conventions ask for it
+// on a run's span. A model call's span names the provider that answered.
 func endpointProvider(cfg *config) string {
 	base := os.Getenv("OPENAI_BASE_URL")
 	if cfg.baseURL != nil {
@@ -306,7 +308,7 @@ func endpointProvider(cfg *config) string {
 	return providerName(u.Hostname())
 }
 
-// providers are the gen_ai.provider.name of known endpoints' hosts; others
+// providers are the gen_ai.provider.name of known endpoints' hosts. Others
 // are "openai", the API they speak, as the conventions advise.
 var providers = map[string]string{
 	"generativelanguage.googleapis.com": "gcp.gemini",

@@ -18,8 +18,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// A chatOp is the telemetry of one model call; nil when the agent has none.
-// The openai-go middleware fills in the server it went to.
+// A chatOp is the telemetry of one model call. It is nil when the agent
+// has none. The openai-go middleware fills in the server it went to.
 type chatOp struct {
 	t      *telemetry
 	span   trace.Span // nil without a tracer
@@ -37,7 +37,7 @@ type chatOp struct {
 type chatOpKey struct{}
 
 // startChat starts the span of a model call of model, a child of the one
-// in ctx, and puts the call in the context for the middleware.
+// in ctx. It puts the call in the context for the middleware.
 func (t *telemetry) startChat(ctx context.Context, model string, req *request) (context.Context, *chatOp) {
 	if t == nil {
 		return ctx, nil
@@ -55,7 +55,7 @@ func (t *telemetry) startChat(ctx context.Context, model string, req *request) (
 }
 
 // meta reads the response's id and model from a response or the first
-// chunk that has them; the loop's own decoding skips them.
+// chunk that has them. The loop's own decoding skips them.
 func (op *chatOp) meta(data []byte) {
 	if op == nil || op.metaSeen {
 		return
@@ -73,7 +73,7 @@ func (op *chatOp) meta(data []byte) {
 }
 
 // end ends the span of the call with its reply (nil if none came) and
-// err, and records its duration and tokens.
+// err. It records the call's duration and tokens.
 func (op *chatOp) end(ctx context.Context, r *reply, err error) {
 	if op == nil {
 		return
@@ -128,7 +128,7 @@ func (op *chatOp) common() []attribute.KeyValue {
 	return attrs
 }
 
-// middleware is the openai-go middleware of a traced agent: it notes the
+// middleware is the openai-go middleware of a traced agent. It notes the
 // server a model call goes to and sends the trace context with it.
 func (t *telemetry) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	ctx := req.Context()

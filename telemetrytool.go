@@ -13,9 +13,9 @@ import (
 	"github.com/robby-go/robby/internal/mcpmeta"
 )
 
-// toolOps is the telemetry of the calls of one turn; nil when the agent
-// has none. Each call has its span, children of the run's and siblings of
-// each other however they run.
+// toolOps is the telemetry of the calls of one turn. It is nil when the
+// agent has none. Each call has its span, a child of the run's. The spans
+// are siblings however the calls run.
 type toolOps struct {
 	t     *telemetry
 	ts    *toolset
@@ -92,8 +92,8 @@ func (ops *toolOps) end(ctx context.Context, i int, r *ToolResult) {
 	ops.t.tools.Record(ctx, r.Duration.Seconds(), metric.WithAttributes(attrs...))
 }
 
-// toolType is the gen_ai.tool.type of t: "extension" for an MCP server's
-// tool, "function" for a local one.
+// toolType is the gen_ai.tool.type of t: "extension" for an MCP tool,
+// "function" for a local one.
 func toolType(t *Tool) string {
 	if t.mcpServer != "" {
 		return "extension"
@@ -105,8 +105,8 @@ func toolType(t *Tool) string {
 func (t *telemetry) traced() bool { return t != nil && t.tracer != nil }
 
 // injectMeta puts the trace context of ctx in the _meta of an MCP request,
-// as the MCP semantic conventions say, so that a server reached over any
-// transport (stdio too) can join the trace.
+// as the MCP semantic conventions say. So a server reached over any
+// transport, stdio too, can join the trace.
 func (t *telemetry) injectMeta(ctx context.Context, p *mcp.CallToolParams) {
 	if !t.traced() || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
