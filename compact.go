@@ -164,7 +164,7 @@ type fitting struct {
 }
 
 // error is the error of a request that did not fit.
-func (f *fitting) error(over llmserver.Overflow, err error) error {
+func (f fitting) error(over llmserver.Overflow, err error) error {
 	e := &ContextLengthError{Budget: f.budget, Window: over.Window, Tokens: over.Tokens, Estimated: f.sent, err: err}
 	if e.Window == 0 {
 		e.Window = f.window
@@ -173,10 +173,7 @@ func (f *fitting) error(over llmserver.Overflow, err error) error {
 }
 
 // remember keeps what the provider counted of the request just answered.
-func (a *Agent) remember(req *request, f *fitting, u Usage) {
-	if f == nil {
-		return
-	}
+func (a *Agent) remember(req *request, f fitting, u Usage) {
 	a.mu.Lock() // for Clone
 	defer a.mu.Unlock()
 	l := &a.compact.last
@@ -187,21 +184,21 @@ func (a *Agent) remember(req *request, f *fitting, u Usage) {
 // fit the budget: it takes out of req.history what the policy leaves out.
 // over is the provider's context-length error when fit is called again
 // after one.
-func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event) bool, over *llmserver.Overflow) (*fitting, error) {
+func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event) bool, over *llmserver.Overflow) (fitting, error) {
 	c := a.core
 	if c.compaction.kind == 0 {
-		return &fitting{}, nil
+		return fitting{}, nil
 	}
 	window := c.contextWindow(ctx)
 	if over != nil && over.Window > 0 {
 		window = over.Window
 	}
 	if window == 0 && over == nil {
-		return &fitting{}, nil // nothing to fit into until the provider says
+		return fitting{}, nil // nothing to fit into until the provider says
 	}
 	list, est := a.historyTokens(len(req.history))
 	p := newPlan(req, list, est, c.pinFirst, &a.compact)
-	f := &fitting{window: window, budget: c.budget(window)}
+	f := fitting{window: window, budget: c.budget(window)}
 	scale := 1.0
 	if over != nil {
 		// What the provider counted, against what robby estimated.
@@ -231,7 +228,7 @@ func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event
 		err = p.compactWith(ctx, c.compaction.fn, f.budget, &ev)
 	}
 	if err != nil {
-		return nil, err
+		return fitting{}, err
 	}
 	ev.MessagesCut = p.cutLarge(target)
 	ev.TokensAfter = p.total()

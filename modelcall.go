@@ -271,9 +271,11 @@ func (a *Agent) post(ctx context.Context, req *request, model string, opts []opt
 		}
 		op.end(ctx, r, err)
 	}()
-	a.core.log.DebugContext(ctx, "robby: request", slog.String("model", model),
-		slog.Int("messages", len(req.history)+len(req.system)+len(req.pending)),
-		slog.Int("tools", len(req.tools)+len(req.caller)), slog.Bool("stream", req.stream))
+	if a.core.log.Enabled(ctx, slog.LevelDebug) { // its attributes cost four allocations
+		a.core.log.DebugContext(ctx, "robby: request", slog.String("model", model),
+			slog.Int("messages", len(req.history)+len(req.system)+len(req.pending)),
+			slog.Int("tools", len(req.tools)+len(req.caller)), slog.Bool("stream", req.stream))
+	}
 	ctx, capture := chatwire.WithCapture(ctx)
 	if onDelta == nil {
 		var body []byte

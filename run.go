@@ -261,6 +261,9 @@ func (a *Agent) keepReply(ctx context.Context, res *Result, rc *runConfig, turn 
 // splitCalls returns the calls to answer in this turn, those the caller
 // runs (ext), and whether the run pauses for them.
 func (rc *runConfig) splitCalls(calls []ToolCall, final bool) (run, ext []ToolCall, paused bool) {
+	if len(rc.caller) == 0 && rc.step == nil {
+		return calls, nil, false // the usual run: the agent runs every call
+	}
 	ext = slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) })
 	if rc.step != nil && len(ext) == 0 {
 		ext = calls // the caller runs the agent's own tools too

@@ -74,21 +74,29 @@ type invocation func(context.Context) (any, error)
 func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.RawMessage) (invocation, error) {
 	return func(args json.RawMessage) (invocation, error) {
 		var in In
-		err := json.Unmarshal(args, &in)
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") {
-			// JSON Schema counts 5.0 an integer, as models write it
-			// at times; encoding/json does not.
-			if whole, ok := schemas.WholeNumbers(args); ok {
-				in = *new(In)
-				err = json.Unmarshal(whole, &in)
+		if err := json.Unmarshal(args, &in); err != nil {
+			if err = decodeWhole(args, &in, err); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 		}
 		return func(ctx context.Context) (any, error) { return fn(ctx, in) }, nil
 	}
+}
+
+// decodeWhole decodes args into in again after err, with the numbers that
+// are whole written as integers: JSON Schema counts 5.0 an integer, as
+// models write it at times; encoding/json does not.
+func decodeWhole[In any](args json.RawMessage, in *In, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if !errors.As(err, &typeErr) || !strings.HasPrefix(typeErr.Value, "number") {
+		return err
+	}
+	whole, ok := schemas.WholeNumbers(args)
+	if !ok {
+		return err
+	}
+	*in = *new(In)
+	return json.Unmarshal(whole, in)
 }
 
 // FuncTool makes a tool of an untyped function, in the name→func style:

@@ -46,6 +46,9 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 // result is ready.
 func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, results []ToolResult, done chan<- int) {
 	ts.execute(ctx, calls, results, done)
+	if !a.core.log.Enabled(ctx, slog.LevelDebug) {
+		return // building the attributes costs four allocations a call
+	}
 	for _, r := range results {
 		a.core.log.DebugContext(ctx, "robby: tool call", slog.String("tool", r.Call.Name),
 			slog.String("id", r.Call.ID), slog.Duration("duration", r.Duration), slog.Any("error", r.Err))
@@ -60,8 +63,10 @@ func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, resu
 // Each result is saved to the run's stored conversation, if any, as soon as
 // it is known.
 func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) ([]ToolResult, Usage) {
-	for _, c := range calls {
-		emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
+	if emit != nil { // the event's copy of each call is an allocation
+		for _, c := range calls {
+			emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
+		}
 	}
 	results := make([]ToolResult, len(calls))
 	if final {
