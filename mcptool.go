@@ -152,7 +152,7 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 	// robby checks arguments when it can read the schema; otherwise the
 	// server does. The schema is resolved when the tool is first called.
 	// A server may list thousands of tools, and a run calls a few.
-	t.schema = sync.OnceValue(func() *jsonschema.Resolved { return resolveSchema(schema) })
+	t.schema = sync.OnceValue(func() *schemas.Args { return resolveSchema(schema) })
 	server, tool := c, mt.Name
 	t.bind = func(args json.RawMessage) (invocation, error) {
 		return func(ctx context.Context) (any, error) { return server.call(ctx, tool, args) }, nil
@@ -165,7 +165,7 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 
 // resolveSchema resolves the JSON Schema a server gave, or returns nil if
 // robby cannot read it.
-func resolveSchema(schema map[string]any) *jsonschema.Resolved {
+func resolveSchema(schema map[string]any) *schemas.Args {
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		return nil
@@ -174,11 +174,10 @@ func resolveSchema(schema map[string]any) *jsonschema.Resolved {
 	if json.Unmarshal(raw, &s) != nil {
 		return nil
 	}
-	resolved, err := s.Resolve(nil)
-	if err != nil {
-		return nil
+	if c := schemas.Resolve(&s); c.Err == nil {
+		return c
 	}
-	return resolved
+	return nil
 }
 
 // call calls a tool and renders its result as text for the model.

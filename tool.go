@@ -24,7 +24,8 @@ type Tool struct {
 	name        string
 	description string
 	params      shared.FunctionParameters                      // the JSON Schema sent to the model
-	schema      func() *jsonschema.Resolved                    // validates arguments before the call; nil: not robby
+	paramsJSON  json.RawMessage                                // params encoded, if they are the schema's own
+	schema      func() *schemas.Args                           // validates arguments before the call; nil: not robby
 	bind        func(args json.RawMessage) (invocation, error) // decodes the arguments of a call
 	// honorsContext marks a call known to return when its context ends
 	// (an MCP call), which then needs no goroutine to be abandoned.
@@ -57,7 +58,7 @@ func (t Tool) Parameters() map[string]any { return t.params }
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
 	t := Tool{name: name, description: description}
 	s := schemas.ArgsOf(reflect.TypeFor[In]())
-	t.params, t.schema, t.err = s.Params, s.Validator, s.Err
+	t.params, t.paramsJSON, t.schema, t.err = s.Params, s.ParamsJSON, func() *schemas.Args { return s }, s.Err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")
@@ -118,7 +119,7 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 		return t
 	}
 	c := schemas.Compile(&schema)
-	t.params, t.schema, t.err = c.Params, c.Validator, c.Err
+	t.params, t.paramsJSON, t.schema, t.err = c.Params, c.ParamsJSON, func() *schemas.Args { return c }, c.Err
 	t.bind = decoded(fn)
 	if fn == nil {
 		t.err = errors.New("nil function")

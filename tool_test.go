@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -34,4 +35,29 @@ func TestToolSchemaSentToModel(t *testing.T) {
 	assert.ElementsMatch(t, []any{"a", "b"}, f.Parameters["required"])
 	props := f.Parameters["properties"].(map[string]any)
 	assert.Equal(t, map[string]any{"type": "integer", "description": "the first number"}, props["a"])
+}
+
+// TestToolDefinitionAsOpenAIGoEncodesIt: a tool's definition, written by
+// robby from its schema's encoded parameters, is byte for byte what
+// openai-go encodes, for typed and name→func tools, with descriptions
+// that need escaping, and without one.
+func TestToolDefinitionAsOpenAIGoEncodesIt(t *testing.T) {
+	type in struct {
+		City string `json:"city" jsonschema:"a <city> & \"its\" country\u2028é"`
+		Unit string `json:"unit,omitempty" enum:"c,f"`
+	}
+	typed := NewTool("weather", "Forecasts <the> weather & more\n\x01\u2028", func(context.Context, in) (string, error) { return "", nil })
+	untyped := FuncTool("calc", "", map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "number", "minimum": 1.5}}},
+		func(context.Context, map[string]any) (any, error) { return nil, nil })
+	for _, tool := range []Tool{typed, untyped, FuncTool("none", "no parameters", nil, func(context.Context, map[string]any) (any, error) { return nil, nil })} {
+		require.NoError(t, tool.err)
+		require.NotNil(t, tool.paramsJSON, tool.name)
+		got, err := tool.definition()
+		require.NoError(t, err)
+		slow := tool
+		slow.paramsJSON = nil // openai-go's own encoding
+		want, err := slow.definition()
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), tool.name)
+	}
 }

@@ -42,7 +42,7 @@ func (b *toolbox) init(cfg *config) error {
 			if err != nil {
 				return fmt.Errorf("tool %q: %w", t.name, err)
 			}
-			t.params = p
+			t.params, t.paramsJSON = p, nil
 		}
 	}
 	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, middleware: toolMiddleware(cfg), maxOutput: cfg.maxOutput, log: cfg.logger, tel: cfg.telemetry}
@@ -118,8 +118,7 @@ type callPolicy struct {
 }
 
 func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
-	ts := &toolset{callPolicy: policy, byName: make(map[string]*Tool, len(tools))}
-	defs := make([]openai.ChatCompletionToolUnionParam, 0, len(tools))
+	ts := &toolset{callPolicy: policy, byName: make(map[string]*Tool, len(tools)), raw: make([]json.RawMessage, 0, len(tools))}
 	for i := range tools {
 		t := &tools[i]
 		switch {
@@ -134,14 +133,29 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 		}
 		ts.byName[t.name] = t
 		ts.names = append(ts.names, t.name)
-		def := shared.FunctionDefinitionParam{Name: t.name, Parameters: t.params}
-		if t.description != "" {
-			def.Description = openai.String(t.description)
+		raw, err := t.definition()
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", t.name, err)
 		}
-		defs = append(defs, openai.ChatCompletionFunctionTool(def))
+		ts.raw = append(ts.raw, raw)
 	}
 	slices.Sort(ts.names)
-	var err error
-	ts.raw, err = chatwire.EncodeTools(defs)
-	return ts, err
+	return ts, nil
+}
+
+// definition returns the tool's definition as a request sends it.
+func (t *Tool) definition() (json.RawMessage, error) {
+	if t.paramsJSON != nil {
+		return chatwire.FunctionToolJSON(t.name, t.description, t.paramsJSON), nil
+	}
+	def := shared.FunctionDefinitionParam{Name: t.name, Parameters: t.params}
+	if t.description != "" {
+		def.Description = openai.String(t.description)
+	}
+	tool := openai.ChatCompletionFunctionTool(def)
+	raw, err := tool.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encoding its definition: %w", err)
+	}
+	return raw, nil
 }
