@@ -13,38 +13,41 @@ import (
 )
 
 // Run adds prompt to the conversation as a user message and runs the
-// ReAct loop: it asks the model, runs the tools it calls, gives it their
-// results, and so on until the model answers without calling a tool, or
-// calls a caller-run tool ([WithCallerTools]). opts change this run only.
+// ReAct loop. It asks the model, runs the tools it calls, and gives it
+// their results. It goes on until the model answers without calling a
+// tool, or calls a caller-run tool ([WithCallerTools]). opts change this
+// run only.
 //
 // Each turn is added to the conversation as a whole, once its tools have
-// run, so the conversation never holds a tool call without its result,
+// run. So the conversation never holds a tool call without its result,
 // but for the calls a run ended on ([Result.Pending]). A run that fails
 // before its first turn completes leaves the conversation as it was,
-// prompt included, so it can be retried as it is.
+// prompt included. So it can be retried as it is.
 //
 // When the model still calls tools after [WithMaxTurns] turns, Run returns
-// the partial result with an error wrapping [ErrMaxTurns]; when the run
-// reached a limit of its [WithBudget], with a [*BudgetError]. Errors from
-// the endpoint are [*APIError]s. The result is never nil.
+// the partial result with an error wrapping [ErrMaxTurns]. When the run
+// reached a limit of its [WithBudget], the error is a [*BudgetError].
+// Errors from the endpoint are [*APIError] values. The result is never
+// nil.
 func (a *Agent) Run(ctx context.Context, prompt string, opts ...RunOption) (*Result, error) {
 	return a.run(ctx, promptMessage(prompt), opts, nil)
 }
 
 // Resume runs the ReAct loop on the conversation as it is, adding no
-// prompt: to continue a run that ended on calls of caller-run tools, with
-// their results given by [WithToolResults], or to answer messages added
+// prompt. It continues a run that ended on calls of caller-run tools, with
+// their results given by [WithToolResults]. Or it answers messages added
 // with [Agent.AddMessages]. It is otherwise [Agent.Run].
 func (a *Agent) Resume(ctx context.Context, opts ...RunOption) (*Result, error) {
 	return a.run(ctx, messages{}, opts, nil)
 }
 
-// Stream is [Agent.Run] with every step reported as it happens: text and
-// reasoning deltas, each tool call and its result, the end of each turn.
+// Stream is [Agent.Run] with every step reported as it happens. The steps
+// are text and reasoning deltas, each tool call and its result, and the
+// end of each turn.
 // The last event is always of kind [EventDone] and carries the [Result],
 // paired with the run's error, if any. Other events come with a nil error.
 //
-// Breaking out of the loop stops the run: the response is closed, running
+// Breaking out of the loop stops the run. The response is closed, running
 // tools are cancelled, and the conversation keeps the turns that ended.
 func (a *Agent) Stream(ctx context.Context, prompt string, opts ...RunOption) iter.Seq2[Event, error] {
 	return a.stream(ctx, promptMessage(prompt), opts)
@@ -203,8 +206,8 @@ func (a *Agent) canTurn(turn int) error {
 	return nil
 }
 
-// runHead returns the head and parameters of a run's requests: nil for the
-// agent's own, else the run's (a typed answer's or WithParams').
+// runHead returns the head and parameters of a run's requests. It returns
+// nil for the agent's own, else the run's (a typed answer's or WithParams').
 func (a *Agent) runHead(rc *runConfig, stream bool) ([]byte, *openai.ChatCompletionNewParams, error) {
 	switch {
 	case rc.format != nil:
@@ -221,7 +224,8 @@ func (a *Agent) runHead(rc *runConfig, stream bool) ([]byte, *openai.ChatComplet
 }
 
 // opening returns the messages a run starts with: the answers to the calls
-// the conversation awaits, then the prompt, saved to the run's journal.
+// the conversation awaits, then the prompt. It saves them to the run's
+// journal.
 func (a *Agent) opening(ctx context.Context, prompt messages, rc *runConfig) (messages, error) {
 	answers, err := rc.answers(a.awaiting(), a.core.tools.policy.maxOutput)
 	if err != nil {
@@ -272,13 +276,13 @@ func (rc *runConfig) splitCalls(calls []ToolCall, final bool) (run, ext []ToolCa
 	if paused {
 		// The caller runs these: the run ends with them unanswered.
 		// Calls of the agent's own tools in the same turn are left
-		// out; the model will ask again once it has the results.
+		// out. The model will ask again once it has the results.
 		return ext, ext, true
 	}
 	return calls, ext, false
 }
 
-// deltaEmitter turns streamed deltas into events, or returns nil for a
+// deltaEmitter turns streamed deltas into events. It returns nil for a
 // plain request when nobody listens.
 func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
 	if emit == nil {

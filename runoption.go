@@ -17,7 +17,8 @@ import (
 
 // A RunOption changes one run of [Agent.Run], [Agent.Stream],
 // [Agent.Resume] or [Agent.ResumeStream], and no other. An invalid one
-// makes the run fail before it sends anything, the conversation unchanged.
+// makes the run fail before it sends anything. The conversation is left
+// unchanged.
 type RunOption func(*runConfig) error
 
 // A runConfig is what a run starts from, beyond the agent's configuration.
@@ -28,15 +29,15 @@ type runConfig struct {
 	system  []json.RawMessage // system messages for this run only
 	journal *journal          // the stored conversation, if any: conversation.go
 	typed   *typedConfig      // for RunTyped and StreamTyped only
-	format  *schemas.Answer   // a typed run's schema, whose response_format goes with the agent's parameters
+	format  *schemas.Answer   // a typed run's schema; its response_format goes with the agent's parameters
 	tool    *toolIdentity     // the agent's tool, when it runs as one: astool.go
 	step    *turnStep         // WithOneTurn: the turn of a run carried on elsewhere
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],
-// [WithModel]) for one run: every parameter params sets, its extra fields
-// included, replaces the agent's; the others stay as they are. An empty
-// Model keeps the agent's. Messages and Tools are not parameters: give
+// [WithModel]) for one run. Every parameter params sets, its extra fields
+// included, replaces the agent's. The others stay as they are. An empty
+// Model keeps the agent's. Messages and Tools are not parameters. Give
 // messages as the prompt or with [Agent.AddMessages], and tools with
 // [WithCallerTools].
 func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
@@ -51,7 +52,7 @@ func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
 
 // WithRunSystem gives the model text as a system message in every request
 // of one run, such as context retrieved for its prompt. It comes after the
-// system messages that open the conversation ([WithSystem]); the
+// system messages that open the conversation ([WithSystem]). The
 // conversation does not keep it. Given more than once, it adds a message
 // each time.
 func WithRunSystem(text string) RunOption {
@@ -67,10 +68,10 @@ func WithRunSystem(text string) RunOption {
 
 // WithCallerTools offers the model, for one run, tools that the caller
 // runs itself: a person who answers a question, another system, or the
-// client of an endpoint. When the model calls one of them the run ends,
-// without error, and returns the calls in [Result.Pending]; give their
+// client of an endpoint. When the model calls one of them, the run ends
+// without error and returns the calls in [Result.Pending]. Give their
 // results later with [WithToolResults]. Calls of the agent's own tools in
-// that same turn are not run and are left out of the conversation: the
+// that same turn are not run and are left out of the conversation. The
 // model calls them again once it has read the results.
 //
 // A caller-run tool may not have the name of one of the agent's tools.
@@ -84,17 +85,17 @@ func WithCallerTools(tools ...openai.FunctionDefinitionParam) RunOption {
 }
 
 // WithToolResults gives the results of the calls a run ended on
-// ([Result.Pending]), matched to them by Call.ID; Call.Name and
+// ([Result.Pending]), matched to them by Call.ID. Call.Name and
 // Call.Arguments need not be set. A result with Err set tells the model
-// "Error: " and the error's text, as for a failing tool; otherwise the
+// "Error: " and the error's text, as for a failing tool. Otherwise the
 // model reads Output, bounded by [WithMaxToolOutput].
 //
 // The results are added to the conversation before the run's prompt, if
-// any, with its first turn. A call left without a result, because the
-// caller gave none or continued the conversation without answering, gets
-// an error result that tells the model no result was given: every tool
-// call in the conversation has exactly one result, so it stays valid for
-// any provider. A result for a call that awaits none is an error.
+// any, with its first turn. The caller may give no result for a call, or
+// continue the conversation without answering. Then the call gets an
+// error result that tells the model no result was given. So every tool
+// call in the conversation has exactly one result, which keeps it valid
+// for any provider. A result for a call that awaits none is an error.
 func WithToolResults(results ...ToolResult) RunOption {
 	return func(rc *runConfig) error {
 		rc.results = append(rc.results, results...)
@@ -102,23 +103,24 @@ func WithToolResults(results ...ToolResult) RunOption {
 	}
 }
 
-// A turnStep is where a run carried on in single turns ([WithOneTurn]) stands.
+// A turnStep is where a run carried on in single turns ([WithOneTurn])
+// stands.
 type turnStep struct {
 	done  int    // turns taken before
 	spent Budget // what they spent
 }
 
 // WithOneTurn makes the run one turn of a longer run that its caller
-// carries on, such as a durable workflow that runs each model request and
-// each tool call as a step of its own: the run asks the model once and
-// ends. The calls of the agent's own tools are not run but returned in
-// [Result.Pending], as caller-run tools' are ([WithCallerTools]); give
-// their results, run with [Agent.ExecuteToolCalls] or otherwise, to the
-// next turn with [WithToolResults].
+// carries on. An example is a durable workflow that runs each model
+// request and each tool call as a step of its own. The run asks the model
+// once and ends. The calls of the agent's own tools are not run but
+// returned in [Result.Pending], as caller-run tools' are
+// ([WithCallerTools]). Give their results to the next turn with
+// [WithToolResults], run with [Agent.ExecuteToolCalls] or otherwise.
 //
 // done counts the turns the longer run took before, and spent what they
-// spent: the turn limit ([WithMaxTurns], [WithFinalAnswer]) and the
-// budget ([WithBudget]) count them, so they bound the longer run as they
+// spent. The turn limit ([WithMaxTurns], [WithFinalAnswer]) and the
+// budget ([WithBudget]) count them. So they bound the longer run as they
 // bound a run of [Agent.Run]. Events number the turn done+1.
 func WithOneTurn(done int, spent Budget) RunOption {
 	return func(rc *runConfig) error {
@@ -185,8 +187,8 @@ func (rc *runConfig) callerTools(ts *toolset) ([]json.RawMessage, error) {
 	return raw, nil
 }
 
-// answers returns the results of the calls that await one, in their order:
-// those the caller gave, and an error result for the others.
+// answers returns the results of the calls that await one, in their order.
+// Those the caller gave come as given; the others get an error result.
 func (rc *runConfig) answers(awaiting []ToolCall, maxOutput int) ([]ToolResult, error) {
 	if len(awaiting) == 0 && len(rc.results) == 0 {
 		return nil, nil
@@ -248,14 +250,14 @@ func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompl
 	}
 	if rf := over.ResponseFormat; rf.OfJSONSchema != nil || rf.OfJSONObject != nil || rf.OfText != nil {
 		// As given: decoded, a schema's properties would lose their
-		// order, which is the order a model writes them in.
+		// order. A model writes them in that order.
 		p.ResponseFormat = rf
 	}
 	return p, nil
 }
 
-// onlyFormat reports whether p sets response_format and nothing else:
-// those are laid over the agent's without the trip through JSON, which
+// onlyFormat reports whether p sets response_format and nothing else.
+// Those are laid over the agent's without the trip through JSON, which
 // would encode the schema five times.
 func onlyFormat(p *openai.ChatCompletionNewParams) bool {
 	q := *p
@@ -263,8 +265,8 @@ func onlyFormat(p *openai.ChatCompletionNewParams) bool {
 	return reflect.ValueOf(q).IsZero()
 }
 
-// paramFields returns the parameters p sets, encoded, messages and tools
-// left out.
+// paramFields returns the parameters p sets, encoded, leaving out messages
+// and tools.
 func paramFields(p *openai.ChatCompletionNewParams) (map[string]json.RawMessage, error) {
 	b, err := p.MarshalJSON()
 	if err != nil {
@@ -302,5 +304,5 @@ func keepExtra(p *openai.ChatCompletionNewParams, params map[string]json.RawMess
 var errTypedOption = errors.New("robby: WithAnswerMode, WithMaxRepairs and WithAnswerSchema are options of RunTyped and StreamTyped")
 
 // A toolIdentity is the name and description of the tool an agent runs
-// as: its runs' spans carry them.
+// as. Its runs' spans carry them.
 type toolIdentity struct{ name, description string }

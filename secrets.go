@@ -10,15 +10,16 @@ import (
 )
 
 // secrets are the values an agent was given that must not show in its
-// errors or logs: the API keys (its own and its fallbacks'), MCP servers' header values, the
-// environment variables given to their subprocesses and the values marked
-// with WithSecrets. Providers and servers echo them back more often than
-// one would think: in an error about a bad key, in a server's start-up
-// output, in a URL quoted by a dial error. [New] computes them once.
+// errors or logs. They are the API keys (its own and its fallbacks'), MCP
+// servers' header values, the environment variables given to their
+// subprocesses and the values marked with WithSecrets. Providers and
+// servers echo them back more often than one would think. They show in an
+// error about a bad key, in a server's start-up output, in a URL quoted by
+// a dial error. [New] computes them once.
 type secrets []string
 
-// minSecret is the length below which a value is not taken for a secret:
-// redacting "1" or "true" everywhere would garble every message.
+// minSecret is the length below which a value is not taken for a secret.
+// Redacting "1" or "true" everywhere would garble every message.
 const minSecret = 8
 
 func secretsOf(cfg *config) secrets {
@@ -61,7 +62,7 @@ func secretsOf(cfg *config) secrets {
 // redact replaces every secret in text.
 func (s secrets) redact(text string) string { return redact.Text(text, s) }
 
-// wrap returns err with the secrets removed from its text; errors.Is and
+// wrap returns err with the secrets removed from its text. errors.Is and
 // errors.As still see what it wraps.
 func (s secrets) wrap(err error) error { return redact.Error(err, s) }
 

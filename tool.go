@@ -19,7 +19,7 @@ import (
 
 // A Tool is a function the model may call. Build one with [NewTool] or
 // [FuncTool] and give it to the agent with [WithTools]. A Tool is immutable
-// and safe for concurrent use; its function may be called concurrently.
+// and safe for concurrent use. Its function may be called concurrently.
 type Tool struct {
 	name        string
 	description string
@@ -27,8 +27,8 @@ type Tool struct {
 	paramsJSON  json.RawMessage                                // params encoded, if they are the schema's own
 	schema      func() *schemas.Args                           // validates arguments before the call; nil: not robby
 	bind        func(args json.RawMessage) (invocation, error) // decodes the arguments of a call
-	// honorsContext marks a call known to return when its context ends
-	// (an MCP call), which then needs no goroutine to be abandoned.
+	// honorsContext marks a call known to return when its context ends,
+	// such as an MCP call. It needs no goroutine to be abandoned.
 	honorsContext bool
 	idempotent    bool   // safe to run again after a crash: conversation.go
 	mcpServer     string // the server of an MCP tool, for telemetry
@@ -46,13 +46,13 @@ func (t Tool) Description() string { return t.description }
 func (t Tool) Parameters() map[string]any { return t.params }
 
 // NewTool makes a tool of a typed Go function. The JSON Schema of its
-// arguments is inferred from In, which must be a struct (or a map): field
-// names follow their json tags, a `jsonschema:"..."` tag gives a field's
-// description, and an `enum:"low,normal,high"` tag the values it may take
-// (its elements' for a slice or map); a time.Time is a string of format
-// date-time (RFC 3339). The model's arguments are validated against the schema and
-// decoded into In. The result is sent to the model as JSON, except a string
-// result, which is sent as it is.
+// arguments is inferred from In, which must be a struct (or a map). Field
+// names follow their json tags. A `jsonschema:"..."` tag gives a field's
+// description. An `enum:"low,normal,high"` tag gives the values it may
+// take, or its elements' for a slice or map. A time.Time is a string of
+// format date-time (RFC 3339). The model's arguments are validated against
+// the schema and decoded into In. The result is sent to the model as JSON,
+// except a string result, which is sent as it is.
 //
 // A type that has no JSON Schema makes [New] fail.
 func NewTool[In, Out any](name, description string, fn func(context.Context, In) (Out, error)) Tool {
@@ -70,8 +70,8 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 // returns the tool's result, which encodeResult makes text.
 type invocation func(context.Context) (any, error)
 
-// decoded adapts fn to the raw arguments of a call: they are decoded into
-// In, before the call, on the caller's goroutine (see toolset.prepare).
+// decoded adapts fn to the raw arguments of a call. They are decoded into
+// In before the call, on the caller's goroutine (see toolset.prepare).
 func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.RawMessage) (invocation, error) {
 	return func(args json.RawMessage) (invocation, error) {
 		var in In
@@ -85,8 +85,8 @@ func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.R
 }
 
 // decodeWhole decodes args into in again after err, with the numbers that
-// are whole written as integers: JSON Schema counts 5.0 an integer, as
-// models write it at times; encoding/json does not.
+// are whole written as integers. JSON Schema counts 5.0 an integer, as
+// models write it at times. encoding/json does not.
 func decodeWhole[In any](args json.RawMessage, in *In, err error) error {
 	var typeErr *json.UnmarshalTypeError
 	if !errors.As(err, &typeErr) || !strings.HasPrefix(typeErr.Value, "number") {
@@ -100,10 +100,10 @@ func decodeWhole[In any](args json.RawMessage, in *In, err error) error {
 	return json.Unmarshal(whole, in)
 }
 
-// FuncTool makes a tool of an untyped function, in the name→func style:
-// parameters is the JSON Schema of the arguments (nil means none), fn gets
-// them decoded, and its result is sent to the model as JSON, or as it is
-// when it is a string.
+// FuncTool makes a tool of an untyped function, in the name→func style.
+// parameters is the JSON Schema of the arguments; nil means none. fn gets
+// them decoded. Its result is sent to the model as JSON, or as it is when
+// it is a string.
 func FuncTool(name, description string, parameters map[string]any, fn func(context.Context, map[string]any) (any, error)) Tool {
 	t := Tool{name: name, description: description}
 	if parameters == nil {
@@ -169,8 +169,8 @@ type toolResultJSON struct {
 	Duration time.Duration
 }
 
-// MarshalJSON encodes r with its error as text, so that a result can be
-// stored or sent, such as in a durable workflow's history.
+// MarshalJSON encodes r with its error as text, so a result can be stored
+// or sent, such as in a durable workflow's history.
 func (r ToolResult) MarshalJSON() ([]byte, error) {
 	j := toolResultJSON{Call: r.Call, Output: r.Output, Duration: r.Duration}
 	if r.Err != nil {
@@ -180,7 +180,7 @@ func (r ToolResult) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes what MarshalJSON encoded. The error it gets back
-// has the text of the one encoded, not its identity: errors.Is no longer
+// has the text of the one encoded, not its identity. errors.Is no longer
 // matches it.
 func (r *ToolResult) UnmarshalJSON(b []byte) error {
 	var j toolResultJSON

@@ -19,7 +19,7 @@ import (
 )
 
 // toolbox holds an agent's tools, local and MCP, and the toolset offered
-// now: MCP servers may change their tools during the agent's life.
+// now. MCP servers may change their tools during the agent's life.
 type toolbox struct {
 	local  []Tool
 	hub    *mcpHub // nil without MCP servers
