@@ -97,8 +97,15 @@ func testWorkerKilled(t *testing.T, idempotent bool) {
 // historyOf returns a workflow's history as the JSON the replayer reads.
 func historyOf(t *testing.T, c client.Client, id string) string {
 	t.Helper()
+	return runHistory(t, c, id, "")
+}
+
+// runHistory returns the history of a workflow's run (its last if runID
+// is empty) as the JSON the replayer reads.
+func runHistory(t *testing.T, c client.Client, id, runID string) string {
+	t.Helper()
 	var h historypb.History
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), id, runID, false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {

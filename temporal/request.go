@@ -28,7 +28,12 @@ const (
 	DefaultTurnsPerRun      = 25
 	DefaultModelTimeout     = 10 * time.Minute
 	DefaultHeartbeatTimeout = 10 * time.Second
+	DefaultHistoryBytes     = 4 << 20
 )
+
+// continueBySize is the change ID (workflow.GetVersion) of continuing as
+// new by the history's size.
+const continueBySize = "robby.continue-by-size"
 
 // A Request starts a durable run. It says what a call of [robby.Agent.Run] and
 // its run options say, in a form the workflow's history can hold. It holds no
@@ -69,6 +74,10 @@ type Request struct {
 	// as new, carrying the conversation, which keeps each history short. 0
 	// means [DefaultTurnsPerRun].
 	TurnsPerRun int `json:"turns_per_run,omitempty"`
+	// HistoryBytes bounds the size of one workflow run's history. After a
+	// turn that took it past, the run continues as new; so it does when the
+	// server suggests it. 0 means [DefaultHistoryBytes].
+	HistoryBytes int `json:"history_bytes,omitempty"`
 	// ModelTimeout bounds one model request, retries within it included.
 	// 0 means [DefaultModelTimeout].
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`

@@ -27,8 +27,10 @@ func Workflow(ctx workflow.Context, req Request) (*robby.Result, error) {
 	if err := workflow.SetQueryHandler(ctx, ProgressQuery, r.progress); err != nil {
 		return nil, err
 	}
+	// Runs started before the history's size counted keep their decisions.
+	bySize := workflow.GetVersion(ctx, continueBySize, workflow.DefaultVersion, 1) == 1
 	for turns := 0; ; turns++ {
-		if turns == r.turnsPerRun() {
+		if turns == r.turnsPerRun() || turns > 0 && bySize && r.historyFull(ctx) {
 			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, r.carry())
 		}
 		out, err := r.turn(ctx)
@@ -87,6 +89,14 @@ func (r *loop) carry() Request {
 	req := r.req
 	req.Carried = &Carried{Result: r.res, Spent: r.spent, Results: r.results, Events: r.events}
 	return req
+}
+
+// historyFull reports whether the run's history is big enough to continue
+// as new: each turn's input holds the whole conversation, so the history
+// grows with the square of the turns.
+func (r *loop) historyFull(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistorySize() >= cmp.Or(r.req.HistoryBytes, DefaultHistoryBytes)
 }
 
 func (r *loop) heartbeatTimeout() time.Duration {
