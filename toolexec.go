@@ -17,9 +17,9 @@ import (
 )
 
 // ExecuteToolCalls runs calls concurrently, at most
-// [WithMaxToolCallsPerTurn] of them, and adds one tool message per call to
+// [WithMaxToolCallsPerTurn] of them. It adds one tool message per call to
 // the conversation, in the order of calls. A failing, unknown, panicking or
-// timed-out tool gives an error result that the model will read; the error
+// timed-out tool gives an error result that the model will read. The error
 // returned is only that of ctx.
 func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
 	release, err := a.acquire(ctx)
@@ -55,10 +55,10 @@ func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, resu
 	}
 }
 
-// runTools runs the calls of one turn, reporting each call and, as soon as
-// it is known, each result, and returns the results with the usage of the
-// agents the tools ran. On the final turn no tool is offered, so no call
-// is run.
+// runTools runs the calls of one turn. It reports each call, and each
+// result as soon as it is known. It returns the results with the usage of
+// the agents the tools ran. On the final turn no tool is offered, so no
+// call is run.
 //
 // Each result is saved to the run's stored conversation, if any, as soon as
 // it is known.
@@ -110,12 +110,13 @@ func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []Too
 }
 
 // execute runs calls concurrently, at most ts.limit of them, and fills
-// results in call order; the calls past the limit get ErrToolLimit. If done
-// is not nil, the index of each result is sent on it once it is ready.
+// results in call order. The calls past the limit get ErrToolLimit. If
+// done is not nil, the index of each result is sent on it once it is
+// ready.
 //
 // The calls of a turn start together, so one deadline bounds them all. A
 // tool still running when the deadline or ctx ends is abandoned with an
-// error result: its goroutine ends when the tool function returns.
+// error result. Its goroutine ends when the tool function returns.
 func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []ToolResult, done chan<- int) {
 	run := min(len(calls), ts.limit)
 	for i := range calls {
@@ -189,14 +190,14 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 	}
 }
 
-// errAbandoned stands for the error of a tool that did not return in time;
+// errAbandoned stands for the error of a tool that did not return in time.
 // record replaces it with the bound that ended it.
 var errAbandoned = errors.New("abandoned")
 
 // prepare finds a call's tool, checks its arguments and decodes them. It
-// runs on the caller's goroutine, whose stack has grown already: the schema
-// validator and the decoder are deep, and growing a fresh goroutine's stack
-// for them cost more than the work itself.
+// runs on the caller's goroutine, whose stack has grown already. The
+// schema validator and the decoder are deep. Growing a fresh goroutine's
+// stack for them cost more than the work itself.
 func (ts *toolset) prepare(call ToolCall) (*Tool, invocation, error) {
 	t, run, err := ts.bind(call)
 	if err != nil && t != nil {
@@ -220,8 +221,8 @@ func (ts *toolset) bind(call ToolCall) (*Tool, invocation, error) {
 }
 
 // invoke runs a prepared call through the middleware, approval first,
-// recovering a panic of any of them. Its result is encoded by the caller,
-// for the same reason, when no middleware needs it as text.
+// recovering a panic of any of them. When no middleware needs the result
+// as text, the caller encodes it, for the same reason.
 func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -244,8 +245,8 @@ func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (o
 	return out, nil
 }
 
-// dropNulls leaves out the optional arguments the model set to null, as
-// models often do for "no value": the schema would refuse null, and a
+// dropNulls leaves out the optional arguments the model set to null.
+// Models often do so for "no value". The schema would refuse null, and a
 // server would read it as a value.
 func (t *Tool) dropNulls(args json.RawMessage) json.RawMessage {
 	if !bytes.Contains(args, []byte("null")) {
@@ -273,9 +274,9 @@ func (t *Tool) dropNulls(args json.RawMessage) json.RawMessage {
 	return b
 }
 
-// validate checks a call's arguments against the tool's schema. Valid
-// arguments are most often proved so by the checker alone; the validator
-// has the last word on the others, and its failure is what the model reads.
+// validate checks a call's arguments against the tool's schema. The
+// checker alone most often proves valid arguments so. The validator has
+// the last word on the others, and its failure is what the model reads.
 func (t *Tool) validate(args json.RawMessage) error {
 	var schema *schemas.Args
 	if t.schema != nil {
@@ -297,8 +298,9 @@ func (t *Tool) validate(args json.RawMessage) error {
 	return nil
 }
 
-// finish records the error of a result, which then is what the model reads,
-// fits the output to a tool message, and reports the result as ready.
+// finish records the error of a result, which is then what the model
+// reads. It fits the output to a tool message and reports the result as
+// ready.
 func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
 	if err != nil {
 		r.Err, r.Output = err, "Error: "+err.Error()
@@ -309,10 +311,10 @@ func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
 	}
 }
 
-// fitOutput makes a tool's output fit a tool message: valid UTF-8 (the
-// request would not encode otherwise) and at most limit bytes, with a note
-// telling the model what it does not see, so that one huge result does not
-// fill the context window.
+// fitOutput makes a tool's output fit a tool message. It must be valid
+// UTF-8, or the request would not encode. It keeps at most limit bytes, so
+// one huge result does not fill the context window. A note tells the model
+// what it does not see.
 func fitOutput(out string, limit int) string {
 	out = strings.ToValidUTF8(out, "\uFFFD")
 	if limit <= 0 || len(out) <= limit {
