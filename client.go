@@ -14,12 +14,12 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-// defaultHTTPClient is shared by the agents built without [WithClient], so
-// that agents created one after another reuse connections. As openai-go does
-// for its own default, it bounds the wait for response headers, not the
-// stream that follows. It keeps up to maxIdleConns idle connections, not
-// Go's default of 2 a host, so that conversations in flight together find
-// theirs again turn after turn instead of opening new ones.
+// defaultHTTPClient is shared by the agents built without [WithClient]. So
+// agents created one after another reuse connections. As openai-go does for
+// its own default, it bounds the wait for response headers, not the stream
+// that follows. It keeps up to maxIdleConns idle connections, not Go's
+// default of 2 a host. So conversations in flight together find theirs again
+// turn after turn, instead of opening new ones.
 var defaultHTTPClient = sync.OnceValue(func() *http.Client {
 	t, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
@@ -31,16 +31,16 @@ var defaultHTTPClient = sync.OnceValue(func() *http.Client {
 	return &http.Client{Transport: t}
 })
 
-// maxIdleConns bounds the idle connections of the default transport; each
+// maxIdleConns bounds the idle connections of the default transport. Each
 // costs some 10 KB and closes after 90 s unused.
 const maxIdleConns = 1024
 
 // sharedClient is the openai-go client of the agents built without
-// [WithClient], kept with the environment it was built from.
-// openai.NewClient builds a service for every OpenAI API, hundreds of
-// allocations, for agents that only post chat completions (and set their
-// base URL and key per request): agents share one, built again when the
-// OPENAI_* variables it reads change.
+// [WithClient], kept with the environment it was built from. openai.NewClient
+// builds a service for every OpenAI API, at hundreds of allocations. Agents
+// only post chat completions, and set their base URL and key per request. So
+// agents share one client, built again when the OPENAI_* variables it reads
+// change.
 var sharedClient atomic.Pointer[envClient]
 
 type envClient struct {
@@ -48,8 +48,8 @@ type envClient struct {
 	client openai.Client
 }
 
-// openaiEnv are the variables openai.NewClient reads (see
-// openai.DefaultClientOptions).
+// openaiEnv are the variables openai.NewClient reads. See
+// openai.DefaultClientOptions.
 var openaiEnv = [...]string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "OPENAI_ORG_ID",
 	"OPENAI_PROJECT_ID", "OPENAI_WEBHOOK_SECRET", "OPENAI_CUSTOM_HEADERS"}
 
@@ -79,9 +79,9 @@ func requestOptions(cfg *config) []option.RequestOption {
 		opts = append(opts, option.WithAPIKey(*cfg.apiKey))
 	}
 	opts = append(opts, cfg.requestOptions...)
-	// Requests go out through Client.Post, which would fall back on an
-	// admin key (OPENAI_ADMIN_KEY) when no API key is set; chat
-	// completions never take one.
+	// Requests go out through Client.Post. It would fall back on an admin key
+	// (OPENAI_ADMIN_KEY) when no API key is set. Chat completions never take
+	// one.
 	opts = append(opts, option.WithAdminAPIKey(""), option.WithMiddleware(chatwire.CaptureErrors))
 	if cfg.telemetry != nil {
 		opts = append(opts, option.WithMiddleware(cfg.telemetry.middleware))

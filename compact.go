@@ -17,15 +17,15 @@ import (
 	"github.com/robby-go/robby/internal/tokens"
 )
 
-// Compaction keeps long conversations inside the model's context window.
-// The conversation itself keeps every message (Messages, a store); only
-// what a request sends shrinks. The request is made of the conversation's
-// encoded messages as they are: compaction chooses which of them go, and
-// re-encodes nothing but a summary or a message it has to cut.
+// Compaction keeps long conversations inside the model's context window. The
+// conversation itself keeps every message (Messages, a store). Only what a
+// request sends shrinks. The request is made of the conversation's encoded
+// messages as they are. Compaction chooses which of them go. It re-encodes
+// nothing but a summary or a message it has to cut.
 
-// A CompactionPolicy says how a conversation that outgrows the token
-// budget is shortened: build one with [DropOldestTurns],
-// [SummarizeOldTurns] or [CompactWith], and give it to [WithCompaction].
+// A CompactionPolicy says how a conversation that outgrows the token budget
+// is shortened. Build one with [DropOldestTurns], [SummarizeOldTurns] or
+// [CompactWith], and give it to [WithCompaction].
 type CompactionPolicy struct {
 	kind compactKind
 	fn   CompactFunc
@@ -44,45 +44,45 @@ var compactNames = [...]string{"", "drop", "summarize", "func"}
 // String returns the policy's name: "drop", "summarize" or "func".
 func (p CompactionPolicy) String() string { return compactNames[p.kind] }
 
-// DropOldestTurns drops the oldest whole turns: a user message with the
-// answers and tool calls that followed it, or one model turn with its tool
-// results. A tool call is never sent without its result. The system prompt
-// is always kept, and the first user message too with
+// DropOldestTurns drops the oldest whole turns. A turn is a user message with
+// the answers and tool calls that followed it, or one model turn with its
+// tool results. A tool call is never sent without its result. The system
+// prompt is always kept. The first user message is kept too with
 // [WithPinnedFirstMessage]. It costs no model call.
 func DropOldestTurns() CompactionPolicy { return CompactionPolicy{kind: compactDrop} }
 
 // SummarizeOldTurns replaces the oldest turns with a summary the model
-// writes, at the cost of one more model request each time the conversation
-// outgrows the budget again. The summary is sent as a system message
-// starting with [SummaryMarker], after the system prompt, in place of the
-// turns it sums up (and of the summary before it). If the summary request
-// fails, the oldest turns are dropped instead.
+// writes. It costs one more model request each time the conversation outgrows
+// the budget again. The summary is sent as a system message starting with
+// [SummaryMarker], after the system prompt. It takes the place of the turns
+// it sums up, and of the summary before it. If the summary request fails, the
+// oldest turns are dropped instead.
 func SummarizeOldTurns() CompactionPolicy { return CompactionPolicy{kind: compactSummarize} }
 
 // CompactWith has fn choose what a request sends when the conversation
 // outgrows the budget.
 func CompactWith(fn CompactFunc) CompactionPolicy { return CompactionPolicy{kind: compactFunc, fn: fn} }
 
-// A CompactFunc gets the messages a request would send, system prompt
-// first, and the budget in tokens, and returns the messages to send
-// instead. Each tool call it keeps must keep its results. [EstimateTokens]
-// counts tokens as robby does. An error ends the run.
+// A CompactFunc gets the messages a request would send, system prompt first,
+// and the budget in tokens. It returns the messages to send instead. Each
+// tool call it keeps must keep its results. [EstimateTokens] counts tokens as
+// robby does. An error ends the run.
 type CompactFunc func(ctx context.Context, msgs []openai.ChatCompletionMessageParamUnion, budget int) ([]openai.ChatCompletionMessageParamUnion, error)
 
 // SummaryMarker begins the system message that carries a summary of
 // earlier turns (see [SummarizeOldTurns]).
 const SummaryMarker = "[Summary of the earlier conversation]\n"
 
-// WithCompaction has the agent fit every request into its token budget
-// with policy: the model's context window ([WithContextWindow], or as the
-// provider reports it) minus room for the answer (the request's
-// max_completion_tokens or max_tokens, or a quarter of the window up to
-// 4,096 tokens). A request over the budget is compacted down to three
-// quarters of it, so that the next turns fit as they are, and providers
-// can reuse their cache of the prompt.
+// WithCompaction has the agent fit every request into its token budget with
+// policy. The budget is the model's context window ([WithContextWindow], or
+// as the provider reports it) minus room for the answer. That room is the
+// request's max_completion_tokens or max_tokens, or a quarter of the window
+// up to 4,096 tokens. A request over the budget is compacted down to three
+// quarters of it. So the next turns fit as they are, and providers can reuse
+// their cache of the prompt.
 //
-// With or without a policy, a provider's context-length error is reported
-// as a [*ContextLengthError]. With one, the request is first compacted
+// With or without a policy, a provider's context-length error is reported as
+// a [*ContextLengthError]. With a policy, the request is first compacted
 // again, to the size the provider's error gives, and sent once more.
 func WithCompaction(policy CompactionPolicy) Option {
 	return func(c *config) error {
@@ -103,11 +103,11 @@ func WithPinnedFirstMessage() Option {
 	}
 }
 
-// WithContextWindow sets the model's context window, in tokens. Without
-// it, an agent with [WithCompaction] asks the provider (llama.cpp's
-// /props, Ollama's /api/show), looks the model up in a table of
-// well-known ones, or learns the window from the provider's first
-// context-length error.
+// WithContextWindow sets the model's context window, in tokens. Without it,
+// an agent with [WithCompaction] asks the provider (llama.cpp's /props,
+// Ollama's /api/show). Else it looks the model up in a table of well-known
+// ones. Else it learns the window from the provider's first context-length
+// error.
 func WithContextWindow(size int) Option {
 	return func(c *config) error {
 		if size < 16 {
@@ -118,21 +118,22 @@ func WithContextWindow(size int) Option {
 	}
 }
 
-// A Compaction is what compaction did to one request: it comes with an
+// A Compaction is what compaction did to one request. It comes with an
 // [EventCompaction].
 type Compaction struct {
 	Policy string // "drop", "summarize" or "func"
-	// Retry is set when a context-length error from the provider caused
-	// the compaction, and the request is being sent again.
+	// Retry is set when a context-length error from the provider caused the
+	// compaction. The request is then being sent again.
 	Retry bool
-	// TurnsDropped and MessagesDropped count what the request no longer
-	// sends since this compaction (summed up, with the summarize policy).
+	// TurnsDropped and MessagesDropped count what the request no longer sends
+	// since this compaction. With the summarize policy, that is what was
+	// summed up.
 	TurnsDropped, MessagesDropped int
-	// MessagesCut counts messages sent shortened, with a note, because
-	// each alone was larger than what the budget left.
+	// MessagesCut counts messages sent shortened, with a note. Each alone was
+	// larger than what the budget left.
 	MessagesCut int
-	// TokensBefore and TokensAfter are the request's tokens before and
-	// after, as robby estimates them; Budget is the budget it aimed at.
+	// TokensBefore and TokensAfter are the request's tokens before and after,
+	// as robby estimates them. Budget is the budget it aimed at.
 	TokensBefore, TokensAfter, Budget int
 	// Summary is the summary the model wrote, and Usage the tokens its
 	// request used (the summarize policy). They are not in the run's
@@ -141,9 +142,9 @@ type Compaction struct {
 	Usage   Usage
 }
 
-// EstimateTokens estimates the tokens msgs cost a model, as robby counts
-// them when it compacts: from their JSON, within about 15 % of OpenAI's
-// tokenizers for English and code (see docs/CONTEXT.md).
+// EstimateTokens estimates the tokens msgs cost a model, as robby counts them
+// when it compacts. It counts from their JSON. It is within about 15 % of
+// OpenAI's tokenizers for English and code (see docs/CONTEXT.md).
 func EstimateTokens(msgs ...openai.ChatCompletionMessageParamUnion) int {
 	n := 0
 	for _, m := range msgs {
@@ -156,7 +157,7 @@ func EstimateTokens(msgs ...openai.ChatCompletionMessageParamUnion) int {
 }
 
 // A fitting is what fit made of a request: the estimate sent, and what it
-// knows of the budget, for the error if it still fails.
+// knows of the budget. The error uses these if the request still fails.
 type fitting struct {
 	budget, window int
 	sent           int // estimated tokens of what is sent
@@ -180,9 +181,9 @@ func (a *Agent) remember(req *request, f fitting, u Usage) {
 	l.cut, l.at, l.n, l.est, l.prompt = a.compact.cut, a.compact.cutAt, f.messages, f.sent, int(u.PromptTokens)
 }
 
-// fit makes req, the agent's whole conversation and its pending messages,
-// fit the budget: it takes out of req.history what the policy leaves out.
-// over is the provider's context-length error when fit is called again
+// fit makes req fit the budget; req holds the agent's whole conversation and
+// its pending messages. fit takes out of req.history what the policy leaves
+// out. over is the provider's context-length error when fit is called again
 // after one.
 func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event) bool, over *llmserver.Overflow) (fitting, error) {
 	c := a.core
@@ -244,18 +245,18 @@ func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event
 	return f, nil
 }
 
-// calibrated is the request's tokens as the provider would count them:
-// the last request's count plus robby's estimate of what was added since,
-// when the request is the last one and more; robby's estimate otherwise,
-// scaled as the provider's count of the last request was. A count less
-// than half or more than twice robby's estimate is not believed.
+// calibrated is the request's tokens as the provider would count them. When
+// the request is the last one and more, that is the last request's count plus
+// robby's estimate of what was added since. Otherwise it is robby's estimate,
+// scaled as the provider's count of the last request was. A count less than
+// half or more than twice robby's estimate is not believed.
 func (a *Agent) calibrated(p *plan, scale float64) int {
 	l := &a.compact.last
 	total := p.total()
 	ratio := float64(l.prompt) / float64(max(1, l.est))
 	if ratio < 0.5 || ratio > 2 {
-		// No count, or one too far from the estimate to be the
-		// prompt's (a proxy's, a fake's): keep the estimate.
+		// No count, or one too far from the estimate to be the prompt's (a
+		// proxy's, a fake's). Keep the estimate.
 		return int(float64(total) * scale)
 	}
 	if l.cut == p.cut && l.at == p.cutAt() && p.messages() >= l.n {
@@ -264,8 +265,8 @@ func (a *Agent) calibrated(p *plan, scale float64) int {
 	return int(float64(total) * ratio * scale)
 }
 
-// historyTokens returns the first n messages of the conversation with
-// their estimated tokens, counted once in the conversation's life.
+// historyTokens returns the first n messages of the conversation with their
+// estimated tokens. Each is counted once in the conversation's life.
 func (a *Agent) historyTokens(n int) ([]openai.ChatCompletionMessageParamUnion, []int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -273,7 +274,7 @@ func (a *Agent) historyTokens(n int) ([]openai.ChatCompletionMessageParamUnion, 
 	return a.conv.list[:n:n], tok[:n:n]
 }
 
-// budget is the tokens a request may hold in a context window: the
+// budget is the tokens a request may hold in a context window. That is the
 // window less room for the answer.
 func (c *core) budget(window int) int {
 	room := int64(0)
@@ -293,9 +294,9 @@ const summaryPrompt = `You compact a conversation between a user and an assistan
 	`numbers and results found with tools, decisions made, and what is still to do. Write at most %d words, as plain notes, ` +
 	`without a preamble.`
 
-// summarize moves the cut as drop does, to leave room for a summary, and
-// has the model sum up what the cut leaves out, with the summary before
-// it. If the model fails, what is left out is dropped.
+// summarize moves the cut as drop does, to leave room for a summary. It has
+// the model sum up what the cut leaves out, with the summary before it. If
+// the model fails, what is left out is dropped.
 func (a *Agent) summarize(ctx context.Context, p *plan, target int, ev *Compaction) error {
 	room := min(target/4, 512) // the summary's tokens
 	oldSummary := p.summary

@@ -12,32 +12,35 @@ import (
 	"github.com/robby-go/robby/internal/trunc"
 )
 
-// WithConversation binds a run to conversation id of user in store. The
-// run starts from the stored conversation (after the agent's system prompt
-// and [WithParams] messages, which are not stored), replacing the agent's
-// own, and saves every message as it happens: the prompt and the results
-// the run starts with before the model is asked, each assistant message
-// with its tool calls before the tools run, each tool result as soon as
-// its tool returns, the answer; and the error that ends a run, as an error
-// record the model never sees. The conversation is created, titled with
-// the prompt, if the user has none with that ID. Each message is stored
-// with the usage of the model calls made since the one before it
-// ([Message.Usage]), and [Agent.Usage] starts from the conversation's
-// total: it is the conversation's, whatever processes wrote it.
+// WithConversation binds a run to conversation id of user in store. The run
+// starts from the stored conversation, which replaces the agent's own. The
+// agent's system prompt and [WithParams] messages come first and are not
+// stored.
 //
-// A run bound to a conversation that a crash interrupted first finishes
-// what was left: each call of the agent's own tools without a result is
-// run again if the tool is [Tool.Idempotent], and otherwise answered with
-// an error wrapping [ErrInterrupted], which the model reads; then the run
-// goes on. [Agent.Resume] with WithConversation does only that and asks
-// the model for what comes next. Calls of tools the agent does not have
-// (caller-run tools) are left to [WithToolResults].
+// The run saves every message as it happens. The prompt and the results the
+// run starts with are saved before the model is asked. Each assistant message
+// is saved with its tool calls before the tools run. Each tool result is
+// saved as soon as its tool returns, and so is the answer. The error that
+// ends a run is saved as an error record the model never sees.
+//
+// If the user has no conversation with that ID, it is created, titled with
+// the prompt. Each message is stored with the usage of the model calls made
+// since the one before it ([Message.Usage]). [Agent.Usage] starts from the
+// conversation's total. So it is the conversation's usage, whatever processes
+// wrote it.
+//
+// A run bound to a conversation that a crash interrupted first finishes what
+// was left. Each call of the agent's own tools without a result is run again
+// if the tool is [Tool.Idempotent]. Otherwise it is answered with an error
+// wrapping [ErrInterrupted], which the model reads. Then the run goes on.
+// [Agent.Resume] with WithConversation does only that and asks the model for
+// what comes next. Calls of tools the agent does not have (caller-run tools)
+// are left to [WithToolResults].
 //
 // Any number of agents and processes may bind runs to the same stored
-// conversation, one run at a time: a run that finds the conversation
-// changed by another one meanwhile fails with an error wrapping
-// [ErrConflict], having saved nothing twice. A run whose save fails stops
-// with the store's error.
+// conversation, one run at a time. A run that finds the conversation changed
+// by another one meanwhile fails with an error wrapping [ErrConflict], having
+// saved nothing twice. A run whose save fails stops with the store's error.
 func WithConversation(store Store, user, id string) RunOption {
 	return func(rc *runConfig) error {
 		if store == nil || id == "" {
@@ -48,32 +51,32 @@ func WithConversation(store Store, user, id string) RunOption {
 	}
 }
 
-// ErrInterrupted is the error a call's result reports when the run that
-// made the call stopped (the process crashed) before the tool returned,
-// and the tool is not [Tool.Idempotent]. The model reads it.
+// ErrInterrupted is the error a call's result reports when the run that made
+// the call stopped before the tool returned. That happens when the process
+// crashed and the tool is not [Tool.Idempotent]. The model reads it.
 var ErrInterrupted = errors.New("robby: interrupted: the program stopped before this call returned, and it was not run again")
 
 // Idempotent returns a copy of t marked as safe to run again with the same
-// arguments: a call of it that a crash interrupted is run again when the
-// run resumes ([WithConversation]), instead of being reported interrupted.
+// arguments. A call of it that a crash interrupted is run again when the run
+// resumes ([WithConversation]). It is not reported interrupted.
 func (t Tool) Idempotent() Tool {
 	t.idempotent = true
 	return t
 }
 
-// IsIdempotent reports whether t was marked [Tool.Idempotent]: whether a
-// call of it may run again after a crash, or be retried after a failure.
+// IsIdempotent reports whether t was marked [Tool.Idempotent]. If so, a call
+// of it may run again after a crash, or be retried after a failure.
 func (t Tool) IsIdempotent() bool { return t.idempotent }
 
-// saveTimeout bounds each write to the store, which is made even when the
+// saveTimeout bounds each write to the store. The write is made even when the
 // run's context has ended.
 const saveTimeout = 30 * time.Second
 
 // maxTitle bounds the title a new conversation takes from its prompt.
 const maxTitle = 80
 
-// A journal saves a run's messages to its stored conversation. Its methods
-// do nothing on a nil journal: a run not bound to one.
+// A journal saves a run's messages to its stored conversation. Its methods do
+// nothing on a nil journal, which is a run not bound to one.
 type journal struct {
 	store    Store
 	user, id string
@@ -118,8 +121,8 @@ func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runCo
 	return j.finishInterrupted(ctx, a, rc)
 }
 
-// finishInterrupted gives a result to each call of the agent's own tools
-// that awaits one and that the run's options do not answer.
+// finishInterrupted gives a result to each call of the agent's own tools that
+// awaits one. Calls the run's options answer are left alone.
 func (j *journal) finishInterrupted(ctx context.Context, a *Agent, rc *runConfig) error {
 	ts := a.core.tools.get(ctx)
 	var results []ToolResult // in the order of the calls
@@ -195,8 +198,8 @@ func (j *journal) save(ctx context.Context, ms messages) error {
 }
 
 // append stores msgs, the last with the usage of the calls made since the
-// last save: with the message the calls wrote, in the same write, so that
-// the stored usage counts exactly the calls of the stored messages.
+// last save. The usage goes with the message the calls wrote, in the same
+// write. So the stored usage counts exactly the calls of the stored messages.
 func (j *journal) append(ctx context.Context, msgs []Message) error {
 	a := j.agent
 	a.mu.Lock()
@@ -232,8 +235,8 @@ func (j *journal) saveResult(ctx context.Context, r ToolResult) {
 	}
 }
 
-// fail keeps the error that ended a run in the stored history, even when
-// the run's context has ended.
+// fail keeps the error that ended a run in the stored history. It does so
+// even when the run's context has ended.
 func (j *journal) fail(ctx context.Context, runErr error) {
 	if j == nil || !j.loaded || runErr == nil || j.err != nil {
 		return
@@ -251,16 +254,16 @@ func (j *journal) failed() error {
 	return j.err
 }
 
-// ChatCompletion asks the model to answer the conversation, without tools,
-// adds its answer to the conversation and returns it.
+// ChatCompletion asks the model to answer the conversation, without tools. It
+// adds the answer to the conversation and returns it.
 func (a *Agent) ChatCompletion(ctx context.Context) (string, error) {
 	return a.chat(ctx, nil)
 }
 
-// ChatCompletionStream is [Agent.ChatCompletion] with the answer streamed:
-// fn gets each piece of text as it arrives. An error from fn stops the
-// stream and is returned. On any error, the text received so far is
-// returned with it and the conversation is left as it was.
+// ChatCompletionStream is [Agent.ChatCompletion] with the answer streamed. fn
+// gets each piece of text as it arrives. An error from fn stops the stream
+// and is returned. On any error, the text received so far is returned with
+// it. The conversation is then left as it was.
 func (a *Agent) ChatCompletionStream(ctx context.Context, fn func(delta string) error) (string, error) {
 	return a.chat(ctx, func(d *delta) error {
 		if d.text == "" {
@@ -293,9 +296,9 @@ func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
 	return r.text.String(), nil
 }
 
-// ToolsCompletion offers the tools to the model and returns the calls it
-// asks for, none if it answered with text. The assistant message (text and
-// calls) is added to the conversation; give the calls to
+// ToolsCompletion offers the tools to the model and returns the calls it asks
+// for. It returns none if the model answered with text. The assistant message
+// (text and calls) is added to the conversation. Give the calls to
 // [Agent.ExecuteToolCalls] to add their results.
 func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 	release, err := a.acquire(ctx)

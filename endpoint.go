@@ -10,26 +10,26 @@ import (
 	"github.com/robby-go/robby/internal/llmserver"
 )
 
-// What robby learns of the endpoint, once in the agent's life: which
+// What robby learns of the endpoint, once in the agent's life. That is which
 // server answers, and the model's context window.
 
-// server returns what the endpoint's server says of itself, asked once in
-// the agent's life: llama.cpp answers GET /props, Ollama GET /api/version
-// and vLLM GET /version, at the server's root; other servers answer 404.
+// server returns what the endpoint's server says of itself, asked once in the
+// agent's life. At the server's root, llama.cpp answers GET /props, Ollama
+// GET /api/version and vLLM GET /version. Other servers answer 404.
 func (c *core) server(ctx context.Context) llmserver.Info {
 	c.probe.Do(func() { c.srv = llmserver.Probe(ctx, c.getJSON, c.log) })
 	return c.srv
 }
 
-// getJSON asks the server's root for path and decodes its JSON answer into
-// v, once, without retries; false if it could not.
+// getJSON asks the server's root for path and decodes its JSON answer into v.
+// It asks once, without retries. It returns false if it could not.
 func (c *core) getJSON(ctx context.Context, path string, v any) bool {
 	var body []byte // decoded here: servers differ in the Content-Type they send
 	return c.client.Get(ctx, path, nil, &body, c.probeOptions()...) == nil && json.Unmarshal(body, v) == nil
 }
 
-// probeOptions are the request options of the requests asking the server
-// about itself: the agent's, without retries, sent to the server's root.
+// probeOptions are the request options for asking the server about itself.
+// They are the agent's, without retries, sent to the server's root.
 func (c *core) probeOptions() []option.RequestOption {
 	return append(c.reqOpts[:len(c.reqOpts):len(c.reqOpts)], option.WithMaxRetries(0), option.WithMiddleware(llmserver.ToRoot))
 }
@@ -42,9 +42,9 @@ func (a *Agent) learnWindow(window int) {
 	}
 }
 
-// contextWindow returns the model's context window: the one given, or the
-// one learned, or the one the provider or the table says, asked once in
-// the agent's life; 0 if unknown.
+// contextWindow returns the model's context window: the one given, or the one
+// learned. Else it is what the provider or the table says, asked once in the
+// agent's life. It is 0 if unknown.
 func (c *core) contextWindow(ctx context.Context) int {
 	if c.window > 0 {
 		return c.window
@@ -57,9 +57,9 @@ func (c *core) contextWindow(ctx context.Context) int {
 	return int(c.learned.Load())
 }
 
-// discoverWindow finds the model's context window: in the table of
-// well-known models, or from the server, as llama.cpp's GET /props or
-// Ollama's POST /api/show says.
+// discoverWindow finds the model's context window in the table of well-known
+// models. Else it asks the server: llama.cpp's GET /props or Ollama's POST
+// /api/show.
 func (c *core) discoverWindow(ctx context.Context) int {
 	if w := llmserver.KnownWindow(c.params.Model); w > 0 {
 		return w
