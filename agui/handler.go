@@ -104,7 +104,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := newStream(w, in.ThreadID, in.RunID)
 	err = out.run(events)
-	if err != nil && r.Context().Err() == nil && !httpapi.Limited(err) {
+	if err != nil && r.Context().Err() == nil && stopped(err) == "" {
 		id := w.Header().Get("X-Request-Id")
 		h.opts.Logger.WarnContext(r.Context(), "robby: AG-UI run failed", slog.String("request_id", id),
 			slog.String("thread", in.ThreadID), slog.Any("error", err))

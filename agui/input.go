@@ -113,9 +113,9 @@ func chatMessage(m wireMessage) (openai.ChatCompletionMessageParamUnion, bool) {
 	case "developer":
 		return openai.DeveloperMessage(text(m.Content)), true
 	case "assistant":
-		calls := make([]robby.ToolCall, len(m.ToolCalls))
+		calls := make([]httpapi.Call, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
-			calls[i] = robby.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
+			calls[i] = httpapi.Call{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
 		}
 		return httpapi.AssistantMessage(text(m.Content), calls), true
 	case "tool":

@@ -39,11 +39,11 @@ func (s *stream) send(typ string, e event) {
 // run writes the events of a run, then its end, and returns the error
 // that ended the run, or the write that failed.
 func (s *stream) run(events iter.Seq2[robby.Event, error]) error {
-	res, err := httpapi.Relay(events, s.out, s.event)
-	if s.out.Err != nil || err != nil && httpapi.Stopped(err) == "" {
+	last, err := httpapi.Relay(events, s.out, s.event)
+	if s.out.Err != nil || err != nil && stopped(err) == "" {
 		return err
 	}
-	s.finish(res, err)
+	s.finish(last.Result, err)
 	return err
 }
 
@@ -69,15 +69,15 @@ func (s *stream) event(e robby.Event) {
 		s.send("TOOL_CALL_RESULT", event{"messageId": "msg_" + randid.Alnum(24), "toolCallId": e.ToolResult.Call.ID,
 			"content": e.ToolResult.Output, "role": "tool"})
 	case robby.EventProgress, robby.EventLog:
-		s.send("CUSTOM", event{"name": "robby." + e.Kind.String(), "value": httpapi.NoticeOf(e.Notice)})
+		s.send("CUSTOM", event{"name": "robby." + e.Kind.String(), "value": httpapi.Notice(*e.Notice)})
 	case robby.EventCompaction:
-		s.send("CUSTOM", event{"name": "robby.compaction", "value": httpapi.CompactionOf(e.Compaction)})
+		s.send("CUSTOM", event{"name": "robby.compaction", "value": httpapi.Compaction[robby.Usage](*e.Compaction)})
 	case robby.EventAgent:
 		s.agent(e)
 	case robby.EventTurnEnd:
 		s.close()
 		if e.Usage != nil {
-			s.send("CUSTOM", event{"name": "robby.usage", "value": httpapi.UsageOf(*e.Usage)})
+			s.send("CUSTOM", event{"name": "robby.usage", "value": httpapi.WireUsage(*e.Usage)})
 		}
 	}
 }
@@ -189,10 +189,10 @@ func (s *stream) finish(res *robby.Result, err error) {
 			tu["model"] = res.Models[len(res.Models)-1]
 		}
 		e["usage"] = []event{tu}
-		result["usage"] = httpapi.UsageOf(u)
+		result["usage"] = httpapi.WireUsage(u)
 	}
-	if stopped := httpapi.Stopped(err); stopped != "" {
-		result["stopped"] = stopped
+	if why := stopped(err); why != "" {
+		result["stopped"] = why
 	}
 	if len(result) > 0 {
 		e["result"] = result
@@ -203,6 +203,12 @@ func (s *stream) finish(res *robby.Result, err error) {
 // fail writes RUN_ERROR, in words for the user.
 func (s *stream) fail(err error, requestID string) {
 	s.close()
-	status, msg := httpapi.UpstreamError(err, requestID)
+	status, msg := httpapi.UpstreamError(err, requestID, apiError)
 	s.send("RUN_ERROR", event{"message": msg, "code": http.StatusText(status)})
 }
+
+// stopped names the limit err ended a run at, or "" ([httpapi.Stopped]).
+func stopped(err error) string { return httpapi.Stopped(err, robby.ErrBudget, robby.ErrMaxTurns) }
+
+// apiError returns the status and message of the model endpoint's error.
+func apiError(e *robby.APIError) (int, string) { return e.StatusCode, e.Message }

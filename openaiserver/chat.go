@@ -16,7 +16,6 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
-	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/internal/randid"
 )
 
@@ -49,7 +48,7 @@ func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var res *robby.Result
 		res, err = conv.Resume(r.Context(), opts...)
-		if err == nil || httpapi.Limited(err) {
+		if err == nil || limited(err) {
 			reply.complete(res, err)
 			return
 		}

@@ -38,7 +38,7 @@ func finishReason(res *robby.Result, err error) string {
 	switch {
 	case len(res.Pending) > 0:
 		return "tool_calls"
-	case httpapi.Limited(err):
+	case limited(err):
 		return "length"
 	}
 	return "stop"
@@ -88,7 +88,7 @@ func (cr *chatReply) stream(events iter.Seq2[robby.Event, error]) error {
 				cr.delta(&wireMessage{ReasoningContent: fmt.Sprintf("← %s: %s\n", ev.ToolCall.Name, trunc.Excerpt(ev.ToolResult.Output, 500))})
 			}
 		case robby.EventDone:
-			if err != nil && !httpapi.Limited(err) {
+			if err != nil && !limited(err) {
 				return err
 			}
 			cr.finish(ev.Result, err)
@@ -148,7 +148,7 @@ func (cr *chatReply) finish(res *robby.Result, err error) {
 // fail reports err: with its status while nothing was written, or as an
 // error event in the stream, as OpenAI does.
 func (cr *chatReply) fail(err error, requestID string) {
-	status, msg := httpapi.UpstreamError(err, requestID)
+	status, msg := httpapi.UpstreamError(err, requestID, apiError)
 	if !cr.started {
 		writeAPIError(cr.w, status, "upstream_error", "", msg)
 		return

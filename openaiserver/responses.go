@@ -97,7 +97,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	} else {
 		var res *robby.Result
 		res, err = run.conv.Resume(ctx, run.opts...)
-		if err == nil || httpapi.Limited(err) {
+		if err == nil || limited(err) {
 			reply.complete(res, err)
 			return
 		}

@@ -134,7 +134,7 @@ func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 		case robby.EventToolCall, robby.EventTurnEnd:
 			rr.closeText()
 		case robby.EventDone:
-			if err != nil && !httpapi.Limited(err) {
+			if err != nil && !limited(err) {
 				return err
 			}
 			rr.finish(ev.Result, err)
@@ -240,7 +240,7 @@ func (rr *responsesReply) cancelled() {
 // fail reports err: with its status while nothing was written, else as an error
 // event and response.failed, as OpenAI does.
 func (rr *responsesReply) fail(err error, requestID string) {
-	status, msg := httpapi.UpstreamError(err, requestID)
+	status, msg := httpapi.UpstreamError(err, requestID, apiError)
 	rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
 	if !rr.started {
 		writeAPIError(rr.w, status, "upstream_error", "", msg)

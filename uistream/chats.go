@@ -13,16 +13,16 @@ import (
 
 // wireChat is a stored chat as GET /api/chats lists it.
 type wireChat struct {
-	ID       string             `json:"id"`
-	Title    string             `json:"title"`
-	Messages int64              `json:"messages"`
-	Usage    *httpapi.WireUsage `json:"usage"`
-	Created  time.Time          `json:"created"`
-	Updated  time.Time          `json:"updated"`
+	ID       string            `json:"id"`
+	Title    string            `json:"title"`
+	Messages int64             `json:"messages"`
+	Usage    httpapi.WireUsage `json:"usage"`
+	Created  time.Time         `json:"created"`
+	Updated  time.Time         `json:"updated"`
 }
 
 func chatOf(c robby.Conversation) wireChat {
-	return wireChat{ID: c.ID, Title: c.Title, Messages: c.Messages, Usage: httpapi.UsageOf(c.Usage), Created: c.Created, Updated: c.Updated}
+	return wireChat{ID: c.ID, Title: c.Title, Messages: c.Messages, Usage: httpapi.WireUsage(c.Usage), Created: c.Created, Updated: c.Updated}
 }
 
 // noStore answers the chat routes of a handler that keeps no chats.
@@ -127,7 +127,7 @@ func uiMessages(msgs []robby.Message) []wireMessage {
 	end := func() {
 		if cur != nil {
 			meta, _ := cur.Metadata.(map[string]any)
-			meta["usage"] = httpapi.UsageOf(usage)
+			meta["usage"] = httpapi.WireUsage(usage)
 			out = append(out, *cur)
 		}
 		cur, usage = nil, robby.Usage{}

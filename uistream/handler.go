@@ -111,7 +111,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	out := newStream(w)
 	err = out.run(conv.Stream(r.Context(), prompt, opts...))
-	if err != nil && r.Context().Err() == nil && !httpapi.Limited(err) {
+	if err != nil && r.Context().Err() == nil && stopped(err) == "" {
 		id := w.Header().Get("X-Request-Id")
 		h.opts.Logger.WarnContext(r.Context(), "robby: chat failed", slog.String("request_id", id),
 			slog.String("chat", req.ID), slog.Any("error", err))

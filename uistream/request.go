@@ -8,7 +8,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 
-	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/httpapi"
 )
 
@@ -110,7 +109,7 @@ func history(m wireMessage) ([]openai.ChatCompletionMessageParamUnion, error) {
 func assistant(parts []wirePart) []openai.ChatCompletionMessageParamUnion {
 	var out []openai.ChatCompletionMessageParamUnion
 	var text strings.Builder
-	var calls []robby.ToolCall
+	var calls []httpapi.Call
 	var results []openai.ChatCompletionMessageParamUnion
 	flush := func() {
 		if text.Len() > 0 || len(calls) > 0 {
@@ -139,7 +138,7 @@ func assistant(parts []wirePart) []openai.ChatCompletionMessageParamUnion {
 }
 
 // toolPart returns the call and result of a finished tool part.
-func toolPart(p wirePart) (robby.ToolCall, openai.ChatCompletionMessageParamUnion, bool) {
+func toolPart(p wirePart) (httpapi.Call, openai.ChatCompletionMessageParamUnion, bool) {
 	name := p.ToolName
 	if p.Type != "dynamic-tool" {
 		name = strings.TrimPrefix(p.Type, "tool-")
@@ -148,7 +147,7 @@ func toolPart(p wirePart) (robby.ToolCall, openai.ChatCompletionMessageParamUnio
 	if args == "" || args == "null" {
 		args = "{}"
 	}
-	call := robby.ToolCall{ID: p.ToolCallID, Name: name, Arguments: args}
+	call := httpapi.Call{ID: p.ToolCallID, Name: name, Arguments: args}
 	switch p.State {
 	case "output-available":
 		var s string

@@ -37,11 +37,11 @@ func (s *stream) part(v any) { s.out.Data(v) }
 // run writes the events of a run, then its end, and returns the error
 // that ended the run, or the write that failed.
 func (s *stream) run(events iter.Seq2[robby.Event, error]) error {
-	res, err := httpapi.Relay(events, s.out, s.event)
-	if s.out.Err != nil || err != nil && httpapi.Stopped(err) == "" {
+	last, err := httpapi.Relay(events, s.out, s.event)
+	if s.out.Err != nil || err != nil && stopped(err) == "" {
 		return err
 	}
-	s.end(res, err)
+	s.end(last.Result, err)
 	return err
 }
 
@@ -60,9 +60,9 @@ func (s *stream) event(e robby.Event) {
 	case robby.EventToolResult:
 		s.result(e.ToolResult)
 	case robby.EventProgress, robby.EventLog:
-		s.part(map[string]any{"type": "data-" + e.Kind.String(), "data": httpapi.NoticeOf(e.Notice), "transient": true})
+		s.part(map[string]any{"type": "data-" + e.Kind.String(), "data": httpapi.Notice(*e.Notice), "transient": true})
 	case robby.EventCompaction:
-		s.part(map[string]any{"type": "data-compaction", "data": httpapi.CompactionOf(e.Compaction), "transient": true})
+		s.part(map[string]any{"type": "data-compaction", "data": httpapi.Compaction[robby.Usage](*e.Compaction), "transient": true})
 	case robby.EventAgent:
 		s.agent(e)
 	case robby.EventTurnEnd:
@@ -165,13 +165,13 @@ func (s *stream) end(res *robby.Result, err error) {
 	meta := map[string]any{}
 	reason := "stop"
 	if res != nil {
-		meta["usage"] = httpapi.UsageOf(res.Usage)
+		meta["usage"] = httpapi.WireUsage(res.Usage)
 		if len(res.Models) > 0 {
 			meta["model"] = res.Models[len(res.Models)-1]
 		}
 	}
-	if stopped := httpapi.Stopped(err); stopped != "" {
-		meta["stopped"], reason = stopped, "length"
+	if why := stopped(err); why != "" {
+		meta["stopped"], reason = why, "length"
 	}
 	s.part(map[string]any{"type": "finish", "finishReason": reason, "messageMetadata": meta})
 	s.done()
@@ -180,7 +180,7 @@ func (s *stream) end(res *robby.Result, err error) {
 // fail writes the error that ended the run, in words for the user.
 func (s *stream) fail(err error, requestID string) {
 	s.close()
-	_, msg := httpapi.UpstreamError(err, requestID)
+	_, msg := httpapi.UpstreamError(err, requestID, apiError)
 	var apiErr *robby.APIError
 	if !errors.As(err, &apiErr) && errors.Is(err, robby.ErrNoConversation) {
 		msg = "The chat was not found."
@@ -191,3 +191,9 @@ func (s *stream) fail(err error, requestID string) {
 }
 
 func (s *stream) done() { s.out.Raw([]byte("[DONE]")) }
+
+// stopped names the limit err ended a run at, or "" ([httpapi.Stopped]).
+func stopped(err error) string { return httpapi.Stopped(err, robby.ErrBudget, robby.ErrMaxTurns) }
+
+// apiError returns the status and message of the model endpoint's error.
+func apiError(e *robby.APIError) (int, string) { return e.StatusCode, e.Message }

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/randid"
 )
 
@@ -217,25 +216,19 @@ func StartSSE(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// Limited reports whether err ended a run at a limit of the agent's: the turn
-// limit or its budget. The run's partial result is then the reply, as a reply
-// cut short, not an error.
-func Limited(err error) bool {
-	return errors.Is(err, robby.ErrMaxTurns) || errors.Is(err, robby.ErrBudget)
-}
-
 // UpstreamError returns the status and message that tell a client why a run
-// failed. The model endpoint's own error is passed on. Any other failure (the
-// endpoint unreachable, a reply robby could not read) is reported by request id
-// only. Its text names addresses the client has no business knowing.
-func UpstreamError(err error, requestID string) (status int, msg string) {
-	var apiErr *robby.APIError
-	if errors.As(err, &apiErr) {
-		status = http.StatusBadGateway
-		if apiErr.StatusCode >= 400 {
-			status = apiErr.StatusCode
+// failed. The model endpoint's own error, an E in err's chain, is passed on,
+// with the status and message that of reads (of robby's *APIError). Any other
+// failure (the endpoint unreachable, a reply robby could not read) is reported
+// by request id only. Its text names addresses the client has no business
+// knowing.
+func UpstreamError[E error](err error, requestID string, of func(E) (status int, msg string)) (int, string) {
+	if apiErr, ok := errors.AsType[E](err); ok {
+		status, msg := of(apiErr)
+		if status < 400 {
+			status = http.StatusBadGateway // 0: an error sent inside a stream
 		}
-		return status, "upstream: " + apiErr.Message
+		return status, "upstream: " + msg
 	}
 	return http.StatusBadGateway,
 		fmt.Sprintf("The agent could not get an answer from its model (request id %s); the server's log has the details.", requestID)

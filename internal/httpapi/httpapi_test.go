@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -47,4 +49,10 @@ func TestSameOrigin(t *testing.T) {
 			assert.Empty(t, w.Header().Get("Access-Control-Allow-Origin"), "a same-origin page needs no CORS header")
 		})
 	}
+}
+
+func TestCompactionKeepsSummaryOut(t *testing.T) {
+	b, err := json.Marshal(Compaction[int]{Policy: "summarize", TokensBefore: 9, Summary: "the summary", Usage: 7})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"policy":"summarize","turnsDropped":0,"messagesDropped":0,"tokensBefore":9,"tokensAfter":0,"budget":0}`, string(b))
 }

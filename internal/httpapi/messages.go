@@ -5,13 +5,16 @@ import (
 	"errors"
 
 	"github.com/openai/openai-go/v3"
-
-	"github.com/robby-go/robby"
 )
+
+// A Call is a tool call of a client's history: robby.ToolCall's fields.
+type Call struct {
+	ID, Name, Arguments string
+}
 
 // AssistantMessage is an assistant message of text and calls, as a
 // client's history gives it back.
-func AssistantMessage(text string, calls []robby.ToolCall) openai.ChatCompletionMessageParamUnion {
+func AssistantMessage(text string, calls []Call) openai.ChatCompletionMessageParamUnion {
 	var m openai.ChatCompletionAssistantMessageParam
 	if text != "" || len(calls) == 0 {
 		m.Content.OfString = openai.String(text)
@@ -60,7 +63,8 @@ func (m *StoredMessage) Text() string {
 	return s
 }
 
-// WireUsage is a run's usage as the UIs read it.
+// WireUsage is a run's usage as the UIs read it: robby.Usage's fields,
+// converted (WireUsage(u)).
 type WireUsage struct {
 	PromptTokens       int64   `json:"promptTokens"`
 	CompletionTokens   int64   `json:"completionTokens"`
@@ -70,14 +74,8 @@ type WireUsage struct {
 	Cost               float64 `json:"cost,omitempty"`
 }
 
-// UsageOf returns u as the UIs read it.
-func UsageOf(u robby.Usage) *WireUsage {
-	return &WireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
-		CachedPromptTokens: u.CachedPromptTokens, ReasoningTokens: u.ReasoningTokens, Cost: u.Cost}
-}
-
 // Notice is an MCP server's progress or log message on a call, as the UIs
-// read it.
+// read it: robby.Notice's fields, converted (Notice(*n)).
 type Notice struct {
 	Server   string  `json:"server"`
 	Tool     string  `json:"tool"`
@@ -87,13 +85,11 @@ type Notice struct {
 	Total    float64 `json:"total,omitempty"`
 }
 
-// NoticeOf returns n as the UIs read it.
-func NoticeOf(n *robby.Notice) Notice {
-	return Notice{Server: n.Server, Tool: n.Tool, Level: n.Level, Message: n.Message, Progress: n.Progress, Total: n.Total}
-}
-
-// Compaction is what compaction did to a request, as the UIs read it.
-type Compaction struct {
+// Compaction is what compaction did to a request, as the UIs read it:
+// robby.Compaction's fields, converted (Compaction[robby.Usage](*c)).
+// U, its Usage's type, keeps this package off the root; the summary and
+// its usage are not sent.
+type Compaction[U any] struct {
 	Policy          string `json:"policy"`
 	Retry           bool   `json:"retry,omitempty"`
 	TurnsDropped    int    `json:"turnsDropped"`
@@ -102,21 +98,18 @@ type Compaction struct {
 	TokensBefore    int    `json:"tokensBefore"`
 	TokensAfter     int    `json:"tokensAfter"`
 	Budget          int    `json:"budget"`
+	Summary         string `json:"-"`
+	Usage           U      `json:"-"`
 }
 
-// CompactionOf returns c as the UIs read it.
-func CompactionOf(c *robby.Compaction) Compaction {
-	return Compaction{Policy: c.Policy, Retry: c.Retry, TurnsDropped: c.TurnsDropped, MessagesDropped: c.MessagesDropped,
-		MessagesCut: c.MessagesCut, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, Budget: c.Budget}
-}
-
-// Stopped names the limit that err ended a run at ("budget",
-// "max_turns"), or "".
-func Stopped(err error) string {
+// Stopped names the limit that err ended a run at, "budget" or
+// "max_turns", given the errors of those limits; or "". A run stopped so
+// replies with its partial result, cut short, not with an error.
+func Stopped(err, budget, maxTurns error) string {
 	switch {
-	case errors.Is(err, robby.ErrBudget):
+	case errors.Is(err, budget):
 		return "budget"
-	case errors.Is(err, robby.ErrMaxTurns):
+	case errors.Is(err, maxTurns):
 		return "max_turns"
 	}
 	return ""

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"iter"
 	"net/http"
-
-	"github.com/robby-go/robby"
 )
 
 // An SSE writes server-sent events, each flushed as written. It keeps the
@@ -45,22 +43,19 @@ func (s *SSE) Raw(data []byte) {
 }
 
 // Relay hands each event of a run to each, until the run ends or out fails. It
-// returns the run's result, if it came, and the error that ended the run. When
-// out failed, the run is cancelled (the loop's end stops it), and out.Err is
-// returned.
-func Relay(events iter.Seq2[robby.Event, error], out *SSE, each func(robby.Event)) (*robby.Result, error) {
-	var res *robby.Result
+// returns the last event handed, which holds the run's result if the run ended
+// well, and the error that ended the run. When out failed, the run is cancelled
+// (the loop's end stops it), and out.Err is returned.
+func Relay[E any](events iter.Seq2[E, error], out *SSE, each func(E)) (last E, err error) {
 	for e, err := range events {
 		if err != nil {
-			return res, err
+			return last, err
 		}
-		if e.Kind == robby.EventDone {
-			res = e.Result
-		}
+		last = e
 		each(e)
 		if out.Err != nil {
-			return res, out.Err
+			return last, out.Err
 		}
 	}
-	return res, nil
+	return last, nil
 }
