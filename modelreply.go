@@ -41,8 +41,8 @@ type callBuilder struct {
 }
 
 // shown returns the call as the events of its fragments show it: its id
-// and name. Events share it until the name changes, which makes another,
-// so that one they hold never changes.
+// and name. Events share it until the name changes. Then it makes another,
+// so one they hold never changes.
 func (b *callBuilder) shown() *ToolCall {
 	if b.seen == nil || b.seen.Name != b.name {
 		b.seen = &ToolCall{ID: b.eventID, Name: b.name}
@@ -50,9 +50,9 @@ func (b *callBuilder) shown() *ToolCall {
 	return b.seen
 }
 
-// addChunk folds one streamed chunk into the reply and returns the text and
-// reasoning it added. Only the first choice is read: robby never asks for
-// more than one.
+// addChunk folds one streamed chunk into the reply. It returns the text
+// and reasoning it added. Only the first choice is read: robby never asks
+// for more than one.
 func (r *reply) addChunk(c *chatwire.Response) (text, reasoning string) {
 	r.args = r.args[:0]
 	if u := c.Usage; u != nil && (u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0) {
@@ -83,13 +83,13 @@ func (r *reply) addChunk(c *chatwire.Response) (text, reasoning string) {
 	return text, reasoning
 }
 
-// addToolDelta finds the call a delta belongs to. Providers disagree:
-// OpenAI sends id and name once then fragments by index; Ollama may give
-// every parallel call index 0 with its own id; Gemini sends no index and
-// maybe no id; LM Studio sends a new id on every fragment; vLLM repeats id
+// addToolDelta finds the call a delta belongs to. Providers disagree.
+// OpenAI sends id and name once, then fragments by index. Ollama may give
+// every parallel call index 0 with its own id. Gemini sends no index and
+// maybe no id. LM Studio sends a new id on every fragment. vLLM repeats id
 // and name in its last chunk. The rule: a delta continues the call with
-// its id, else the last call with its index (or the last call), unless it
-// names a new function or that call's arguments are already complete.
+// its id, else the last call with its index (or the last call). It does
+// not if it names a new function or that call's arguments are complete.
 func (r *reply) addToolDelta(d *chatwire.ToolCall) {
 	id, name, args := string(d.ID), string(d.Function.Name), string(d.Function.Arguments)
 	if args == "null" {
@@ -122,8 +122,9 @@ func (r *reply) addToolDelta(d *chatwire.ToolCall) {
 }
 
 // nameCall gives b, on its first argument fragment, the id by which the
-// fragments' events name it, kept to the end so that the call runs with
-// it: the provider's id if it has a usable one by then, else a new one.
+// fragments' events name it. The id is kept to the end, so the call runs
+// with it. It is the provider's id if it has a usable one by then, else a
+// new one.
 func (r *reply) nameCall(b *callBuilder) {
 	if b.eventID != "" {
 		return
@@ -160,7 +161,7 @@ func (b *callBuilder) startsAnother(id, name, args string) bool {
 		return true // another function
 	case name != "" && b.name != "" && b.complete():
 		// The same function again: a repeat of the call (vLLM's last
-		// chunk) keeps its id; a new call of it does not.
+		// chunk) keeps its id. A new call of it does not.
 		return id == "" || id != b.id || strings.TrimSpace(args) != "" && !b.repeatsArguments(args)
 	case id != "" && b.id != "" && id != b.id:
 		// A new id without a name is LM Studio's fragment; with a
@@ -173,10 +174,10 @@ func (b *callBuilder) startsAnother(id, name, args string) bool {
 // complete reports whether the arguments so far are a whole JSON value.
 func (b *callBuilder) complete() bool { return b.args.Complete() }
 
-// addArguments appends a fragment, unless it is the whole of the arguments
-// sent again (vLLM's and xLAM's final flush), after all or part of them,
-// and returns what it added to the arguments. Each fragment costs time in
-// proportion to its own length (and to what it repeats), never to the
+// addArguments appends a fragment and returns what it added to the
+// arguments. It skips the whole of the arguments sent again after all or
+// part of them (vLLM's and xLAM's final flush). Each fragment costs time
+// in proportion to its own length (and to what it repeats), never to the
 // arguments so far.
 func (b *callBuilder) addArguments(args string) (added string) {
 	n := b.args.Len()
@@ -193,14 +194,14 @@ func (b *callBuilder) addArguments(args string) (added string) {
 }
 
 // repeatsArguments reports whether args is the whole of what b already
-// has, as some vLLM parsers send once more in their final chunk.
+// has. Some vLLM parsers send it once more in their final chunk.
 func (b *callBuilder) repeatsArguments(args string) bool {
 	return args != "" && b.complete() && b.args.Equals(args)
 }
 
-// toolCalls returns the calls with their arguments made usable: none at all
-// becomes {}, and a missing, repeated or invalid UTF-8 id is replaced by a new
-// one, used from then on in the tool message too.
+// toolCalls returns the calls with their arguments made usable. No
+// arguments at all become {}. A missing, repeated or invalid UTF-8 id is
+// replaced by a new one, used from then on in the tool message too.
 func (r *reply) toolCalls() []ToolCall {
 	calls := make([]ToolCall, len(r.calls))
 	seen := make(map[string]bool, len(r.calls))
@@ -230,8 +231,8 @@ func (r *reply) toolCalls() []ToolCall {
 	return calls
 }
 
-// newCallID makes a tool-call id of 9 letters and digits, the one format
-// every provider's chat template accepts (Mistral's checks for it).
+// newCallID makes a tool-call id of 9 letters and digits. It is the one
+// format every provider's chat template accepts (Mistral's checks for it).
 func newCallID() string { return randid.Alnum(9) }
 
 // message returns the assistant message to keep in the conversation, with
@@ -295,7 +296,7 @@ func usageOf(u *chatwire.Usage, t chatwire.Timings) Usage {
 	completion, reasoning := int64(u.CompletionTokens), int64(u.CompletionTokensDetails.ReasoningTokens)
 	if reasoning > 0 && addTokens(addTokens(prompt, completion), reasoning) == total {
 		// Some (Gemini's endpoint, some proxies) count the reasoning
-		// apart, as their total shows; OpenAI counts it in the completion,
+		// apart, as their total shows. OpenAI counts it in the completion,
 		// which is what it is billed as.
 		completion = addTokens(completion, reasoning)
 	}
@@ -305,7 +306,7 @@ func usageOf(u *chatwire.Usage, t chatwire.Timings) Usage {
 	}
 }
 
-// A deltaFunc receives what each streamed chunk added to the reply; an
+// A deltaFunc receives what each streamed chunk added to the reply. An
 // error it returns stops the stream.
 type deltaFunc func(d *delta) error
 
