@@ -19,15 +19,15 @@ import (
 	"github.com/robby-go/robby/internal/chatwire"
 )
 
-// One model call, from the loop to the wire, top to bottom: the request is
-// fitted into the context window (compacted and sent again on a
-// context-length error), passes the model middleware, goes to the model
-// asked for or its fallbacks, and is posted with its telemetry. The reply
-// is assembled in modelreply.go; the bytes are internal/chatwire's.
+// One model call, from the loop to the wire, top to bottom. The request is
+// fitted into the context window, and compacted and sent again on a
+// context-length error. It passes the model middleware and goes to the
+// model asked for or its fallbacks. It is posted with its telemetry. The
+// reply is assembled in modelreply.go; the bytes are internal/chatwire's.
 
-// sendFitting sends req after fitting it into the budget, and once more,
-// compacted to the size the provider's error gives, if the provider
-// answers with a context-length error.
+// sendFitting sends req after fitting it into the budget. If the provider
+// answers with a context-length error, it sends it once more, compacted to
+// the size the error gives.
 func (a *Agent) sendFitting(ctx context.Context, req *request, onDelta deltaFunc, turn int, emit func(Event) bool) (*reply, error) {
 	orig := *req
 	f, err := a.fit(ctx, req, turn, emit, nil)
@@ -65,11 +65,11 @@ func (a *Agent) sendFitting(ctx context.Context, req *request, onDelta deltaFunc
 	return r, err
 }
 
-// complete makes one model call: it sends req, streamed if onDelta is not
+// complete makes one model call. It sends req, streamed if onDelta is not
 // nil, through the model middleware to the model it asks for or its
-// fallbacks, and returns the reply, its usage counted in the
-// conversation's and in the run's budget, if any. On error the reply holds what arrived before it, if
-// anything did.
+// fallbacks. It returns the reply, its usage counted in the
+// conversation's and in the run's budget, if any. On error the reply holds
+// what arrived before it, if anything did.
 func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
 	req.stream = onDelta != nil
 	m := meterOf(ctx)
@@ -95,7 +95,7 @@ func (a *Agent) complete(ctx context.Context, req *request, onDelta deltaFunc) (
 }
 
 // throughMiddleware makes a model call through the model middleware. The
-// innermost handler sends the request as the middleware left it; a
+// innermost handler sends the request as the middleware left it. A
 // streamed reply that no handler sent (an answer from a cache) reaches
 // onDelta whole.
 func (a *Agent) throughMiddleware(ctx context.Context, req *request, onDelta deltaFunc) (*reply, error) {
@@ -138,7 +138,7 @@ func (a *Agent) throughMiddleware(ctx context.Context, req *request, onDelta del
 }
 
 // response returns the reply as a [ModelResponse], its calls given their
-// final IDs; nil for nil.
+// final IDs. It returns nil for nil.
 func (r *reply) response() *ModelResponse {
 	if r == nil {
 		return nil
@@ -161,8 +161,8 @@ func (m *ModelResponse) reply() *reply {
 	return r
 }
 
-// send sends req to model, then, while the error lets it, to the
-// fallbacks. The reply records the model that answered.
+// send sends req to model, then to the fallbacks while the error lets it.
+// The reply records the model that answered.
 func (a *Agent) send(ctx context.Context, req *request, model string, onDelta deltaFunc) (*reply, error) {
 	r, err := a.sendTo(ctx, req, model, a.core.reqOpts, onDelta)
 	if err == nil || len(a.core.fallbacks) == 0 {
@@ -209,10 +209,10 @@ func (a *Agent) sendTo(ctx context.Context, req *request, model string, opts []o
 	return r, err
 }
 
-// switchable reports whether another model may be asked after err:
-// nothing of the reply arrived, and the error is one another endpoint may
-// not meet. A context-length error may go only to a model with a larger
-// context.
+// switchable reports whether another model may be asked after err. That
+// needs nothing of the reply to have arrived, and an error another
+// endpoint may not meet. A context-length error may go only to a model
+// with a larger context.
 func switchable(ctx context.Context, r *reply, err error) (larger, ok bool) {
 	if ctx.Err() != nil || r != nil {
 		return false, false // the caller gave up, or a stream began
@@ -234,8 +234,8 @@ func (c *core) modelOf(req *request) string {
 	return cmp.Or(req.model, c.params.Model)
 }
 
-// headFor returns req's parameters encoded, naming model: encoded once
-// for the agent's model, or the run's, and again for another.
+// headFor returns req's parameters encoded, naming model. They are encoded
+// once for the agent's model, or the run's, and again for another.
 func (c *core) headFor(req *request, model string) ([]byte, error) {
 	if model == c.modelOf(req) {
 		switch {
@@ -262,7 +262,7 @@ func (c *core) head(stream bool) ([]byte, error) {
 }
 
 // post sends one chat-completion request for model, whose head is set,
-// with opts: one attempt at one endpoint.
+// with opts. It is one attempt at one endpoint.
 func (a *Agent) post(ctx context.Context, req *request, model string, opts []option.RequestOption, onDelta deltaFunc) (r *reply, err error) {
 	ctx, op := a.core.tel.startChat(ctx, model, req)
 	defer func() {
@@ -333,8 +333,8 @@ func (a *Agent) post(ctx context.Context, req *request, model string, opts []opt
 	return r, nil
 }
 
-// requestError wraps what openai-go returned for a failed request, with
-// the agent's secrets taken out.
+// requestError wraps what openai-go returned for a failed request. It
+// takes out the agent's secrets.
 func (c *core) requestError(ctx context.Context, err error, capture *chatwire.Capture) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("robby: chat completion: %w", context.Cause(ctx))
