@@ -24,11 +24,11 @@ var ErrClosed = errors.New("robby: agent is closed")
 // An Agent is an LLM with tools and a conversation. Build one with [New].
 //
 // An Agent is safe for concurrent use. Its conversation is shared by every
-// caller: operations that talk to the model (Run, Stream and the building
-// blocks) take turns on it, each waiting for the one before to end or for
-// its own context to be done. The memory methods never wait; they see and
-// change the conversation between turns. To hold many independent
-// conversations over the same configuration and tools, use [Agent.Clone].
+// caller. Operations that talk to the model (Run, Stream and the building
+// blocks) take turns on it. Each waits for the one before to end or for its
+// own context to be done. The memory methods never wait; they see and change
+// the conversation between turns. To hold many independent conversations over
+// the same configuration and tools, use [Agent.Clone].
 type Agent struct {
 	core  *core
 	owner bool          // made by New: its Close closes the core
@@ -37,8 +37,8 @@ type Agent struct {
 	mu    sync.Mutex
 	conv  messages // append-only between resets
 	usage Usage    // of the model calls on conv since New, Clone or Reset
-	// unsaved is the part of usage not yet stored with a message of the
-	// conversation a run is bound to (WithConversation).
+	// unsaved is the part of usage not yet stored with a message. The message
+	// is one of the conversation a run is bound to (WithConversation).
 	unsaved Usage
 
 	compact compactState // used by the operation holding busy
@@ -154,12 +154,12 @@ func newAgent(c *core, conv messages) *Agent {
 	return &Agent{core: c, busy: make(chan struct{}, 1), conv: conv.clone()}
 }
 
-// Clone returns an agent that shares a's client, configuration and tools
-// but has a conversation of its own, starting as a copy of a's. Clones are
-// cheap: use one per independent conversation, such as one per request of
-// a server. Closing the agent that [New] returned closes its clones too;
-// closing a clone does nothing. A clone sends what a would of their shared
-// messages: what compaction left out or summed up stays so.
+// Clone returns an agent that shares a's client, configuration and tools. It
+// has a conversation of its own, starting as a copy of a's. Clones are cheap:
+// use one per independent conversation, such as one per request of a server.
+// Closing the agent that [New] returned closes its clones too; closing a
+// clone does nothing. A clone sends what a would of their shared messages.
+// What compaction left out or summed up stays so.
 func (a *Agent) Clone() *Agent {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -169,12 +169,12 @@ func (a *Agent) Clone() *Agent {
 }
 
 // Close releases what the agent holds: it ends its MCP sessions and their
-// subprocesses, each within its server's grace period
-// ([DefaultMCPGracePeriod], 1 s): the MCP calls in flight may finish until
-// then, after which they end with an error wrapping [ErrClosed], and a
-// command server still running is terminated. No MCP server is started
-// again once Close began. Later operations return [ErrClosed], and a run
-// under way returns it before its next turn. Close is idempotent.
+// subprocesses. Each ends within its server's grace period
+// ([DefaultMCPGracePeriod], 1 s). The MCP calls in flight may finish until
+// then. After that they end with an error wrapping [ErrClosed], and a command
+// server still running is terminated. No MCP server is started again once
+// Close began. Later operations return [ErrClosed], and a run under way
+// returns it before its next turn. Close is idempotent.
 func (a *Agent) Close() error {
 	if !a.owner {
 		return nil
@@ -235,8 +235,8 @@ type Limits struct {
 	Budget              Budget        // WithBudget
 }
 
-// Limits returns the bounds of the agent's runs, for a caller that carries
-// a run on in steps of its own ([WithOneTurn]) and must keep them too.
+// Limits returns the bounds of the agent's runs. A caller that carries a run
+// on in steps of its own ([WithOneTurn]) must keep them too.
 func (a *Agent) Limits() Limits {
 	p := a.core.tools.policy
 	return Limits{MaxTurns: a.core.maxTurns, FinalAnswer: a.core.finalTurn,

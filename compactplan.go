@@ -15,10 +15,10 @@ import (
 	"github.com/robby-go/robby/internal/trunc"
 )
 
-// A plan is what one request will send of the conversation: the pinned
-// messages (the leading system messages, and the first user message if
-// pinned), a summary if there is one, the messages from cut on, the
-// pending messages and the tools; messages cut to fit replace theirs.
+// A plan is what one request will send of the conversation. First come the
+// pinned messages: the leading system messages, and the first user message if
+// pinned. Then a summary if there is one, the messages from cut on, the
+// pending messages and the tools. Messages cut to fit replace theirs.
 type plan struct {
 	history []json.RawMessage
 	list    []openai.ChatCompletionMessageParamUnion
@@ -160,16 +160,15 @@ func (p *plan) apply(req *request) {
 	req.history, req.pending = out, nil
 }
 
-// boundary reports whether the request may start sending at history[k]
-// (after the pinned messages): a tool result never goes without the call
-// before it.
+// boundary reports whether the request may start sending at history[k], after
+// the pinned messages. A tool result never goes without the call before it.
 func (p *plan) boundary(k int) bool {
 	return k == len(p.history) || p.list[k].OfTool == nil
 }
 
-// dropTo moves the cut forward, whole turns at a time, until the request
-// is within limit or only its last turn is left, and returns what it left
-// out, from the old cut to the new, pinned messages excepted.
+// dropTo moves the cut forward, whole turns at a time, until the request is
+// within limit. It stops when only the last turn is left. It returns what it
+// left out, from the old cut to the new, pinned messages excepted.
 func (p *plan) dropTo(limit int, ev *Compaction) (from, to int) {
 	last := len(p.history) // the last cut allowed: keep the last turn
 	if len(p.pending) == 0 {
@@ -263,8 +262,8 @@ func checkToolPairs(msgs []openai.ChatCompletionMessageParamUnion) error {
 	return nil
 }
 
-// cutLarge shortens the largest messages sent, with a note, until the
-// request is within limit: what one message alone makes too large.
+// cutLarge shortens the largest messages sent, with a note, until the request
+// is within limit. It handles what one message alone makes too large.
 func (p *plan) cutLarge(limit int) int {
 	over := p.total() - limit
 	if over <= 0 {

@@ -19,12 +19,12 @@ var (
 	ErrMaxTurns = errors.New("robby: turn limit reached")
 
 	// ErrBudget ends a run that reached a limit of its [Budget]
-	// ([WithBudget]); the error is a [*BudgetError] saying which. The
-	// run's partial [Result] comes with it.
+	// ([WithBudget]). The error is a [*BudgetError] saying which. The run's
+	// partial [Result] comes with it.
 	ErrBudget = errors.New("robby: budget reached")
 
 	// ErrIncompleteStream reports a streamed reply that ended without a
-	// finish reason: the connection closed or the provider gave up midway.
+	// finish reason. The connection closed or the provider gave up midway.
 	ErrIncompleteStream = errors.New("robby: stream ended before the reply was complete")
 
 	// ErrNilContext is the error of a method called with a nil
@@ -44,11 +44,11 @@ var (
 	// valid JSON or do not fit the tool's schema.
 	ErrInvalidArguments = errors.New("robby: invalid tool arguments")
 
-	// ErrToolLimit is the error of a call that was not run because the turn
-	// asked for more calls than [WithMaxToolCallsPerTurn] allows.
+	// ErrToolLimit is the error of a call that was not run. The turn asked
+	// for more calls than [WithMaxToolCallsPerTurn] allows.
 	ErrToolLimit = errors.New("robby: too many tool calls in one turn")
 
-	// ErrToolPanic is the error of a tool that panicked; the panic is
+	// ErrToolPanic is the error of a tool that panicked. The panic is
 	// recovered and the agent goes on.
 	ErrToolPanic = errors.New("robby: tool panicked")
 
@@ -57,10 +57,10 @@ var (
 	ErrNotApproved = errors.New("robby: tool call not approved")
 )
 
-// An APIError is an error answer from the chat-completions endpoint, or an
-// error the provider sent in the middle of a stream. Its Message is the
-// provider's own text, whatever the shape of the body it came in. It wraps
-// the [*openai.Error] (reachable with [errors.As]) when there is one.
+// An APIError is an error answer from the chat-completions endpoint. It may
+// also be an error the provider sent in the middle of a stream. Its Message
+// is the provider's own text, whatever the shape of the body it came in. It
+// wraps the [*openai.Error] (reachable with [errors.As]) when there is one.
 type APIError struct {
 	StatusCode int    // HTTP status; 0 for an error sent inside a stream
 	Message    string // the provider's message, or the body's text
@@ -83,9 +83,9 @@ func (e *APIError) Error() string {
 // Unwrap returns the [*openai.Error] or stream error it came from.
 func (e *APIError) Unwrap() error { return e.err }
 
-// endpointError turns what openai-go returned into an *APIError carrying
-// the provider's message, or returns err as it is for other failures
-// (network, context).
+// endpointError turns what openai-go returned into an *APIError carrying the
+// provider's message. It returns err as it is for other failures (network,
+// context).
 func endpointError(err error, c *chatwire.Capture) error {
 	var oe *openai.Error
 	isOE := errors.As(err, &oe)
@@ -95,7 +95,7 @@ func endpointError(err error, c *chatwire.Capture) error {
 		return &APIError{Message: chatwire.ProviderMessage([]byte(se.Event.Data)), body: se.Event.Data, err: err}
 	case c.Status != 0:
 		if !isOE {
-			// openai-go could not even decode the body: give callers the
+			// openai-go could not even decode the body. Give callers the
 			// *openai.Error it would have built.
 			oe = &openai.Error{StatusCode: c.Status, Request: c.Req, Response: c.Res}
 		}
@@ -112,9 +112,9 @@ func endpointError(err error, c *chatwire.Capture) error {
 // [*ContextLengthError].
 var ErrContextLength = errors.New("robby: the request does not fit the model's context window")
 
-// A ContextLengthError is a provider's context-length error that
-// compaction did not cure: the agent has no [WithCompaction] policy, or
-// the request sent again after compacting was still refused. It matches
+// A ContextLengthError is a provider's context-length error that compaction
+// did not cure. Either the agent has no [WithCompaction] policy, or the
+// request sent again after compacting was still refused. It matches
 // [ErrContextLength] and wraps the provider's [*APIError].
 type ContextLengthError struct {
 	Budget    int // the tokens robby fitted the request into; 0 without compaction or a known window

@@ -20,17 +20,17 @@ const (
 	EventDone                            // the run is over; Result is set
 	EventCompaction                      // Compaction says how the request about to be sent was shortened
 	// EventPartial comes in a [StreamTyped] run, after the text that
-	// completed more of the answer: [TypedEvent.Value] is the answer so far.
+	// completed more of the answer. [TypedEvent.Value] is the answer so far.
 	EventPartial
-	// EventToolCallDelta: Delta is a piece of the arguments of ToolCall,
-	// a call still arriving (its ID and Name, Arguments empty), so that
-	// a UI can show them as the model writes them. The call is run, and
-	// reported by EventToolCall, once complete.
+	// EventToolCallDelta: Delta is a piece of the arguments of ToolCall. The
+	// call is still arriving: it has its ID and Name, and Arguments is empty.
+	// A UI can show the arguments as the model writes them. Once complete,
+	// the call is run and reported by EventToolCall.
 	EventToolCallDelta
-	// EventAgent: Nested is an event of an agent that ToolCall runs, an
-	// agent used as a tool ([Agent.AsTool], [AgentTool]). Nested is
-	// itself of kind EventAgent for an agent that agent runs, and so on:
-	// see [Event.Innermost].
+	// EventAgent: Nested is an event of an agent that ToolCall runs, an agent
+	// used as a tool ([Agent.AsTool], [AgentTool]). Nested is itself of kind
+	// EventAgent for an agent that agent runs, and so on. See
+	// [Event.Innermost].
 	EventAgent
 )
 
@@ -45,9 +45,8 @@ func (k EventKind) String() string {
 	return fmt.Sprintf("EventKind(%d)", int(k))
 }
 
-// An Event is one step of a streamed run. Kind says which of the other
-// fields are set: the pointers are nil for the kinds that do not carry
-// them.
+// An Event is one step of a streamed run. Kind says which of the other fields
+// are set. The pointers are nil for the kinds that do not carry them.
 type Event struct {
 	Kind       EventKind
 	Turn       int         // the turn the event belongs to, from 1
@@ -61,9 +60,9 @@ type Event struct {
 	Nested     *Event      // EventAgent
 }
 
-// Innermost returns the event e carries, e itself unless it is of kind
-// [EventAgent], with the calls of the agents used as tools it came
-// through, outermost first: a UI renders it under the last of them.
+// Innermost returns the event e carries: e itself unless it is of kind
+// [EventAgent]. It also returns the calls of the agents used as tools it came
+// through, outermost first. A UI renders the event under the last of them.
 func (e Event) Innermost() (Event, []ToolCall) {
 	var path []ToolCall
 	for e.Kind == EventAgent && e.Nested != nil && e.ToolCall != nil {
@@ -73,15 +72,14 @@ func (e Event) Innermost() (Event, []ToolCall) {
 	return e, path
 }
 
-// A Notice is a notification an MCP server sent about a call of one of
-// its tools: progress, which names the call by its progress token, or a log
+// A Notice is a notification an MCP server sent about a call of one of its
+// tools. It is progress, which names the call by its progress token, or a log
 // message that came with the call. Only a streamable HTTP server's log
-// messages can be told apart by call, as it sends them on the call's own
-// response stream; other servers' log messages, and those an HTTP server
-// sends outside any call's stream, go to the agent's logger only, since
-// they could belong to another conversation. Robby reads notices off the
-// wire in order, so each of a call's notices is its event before the
-// call's result.
+// messages can be told apart by call. Such a server sends them on the call's
+// own response stream. Other servers' log messages go to the agent's logger
+// only, since they could belong to another conversation. So do those an HTTP
+// server sends outside any call's stream. Robby reads notices off the wire in
+// order. So each notice of a call becomes an event before the call's result.
 type Notice struct {
 	Server   string
 	Tool     string  // the tool called, as the server names it
@@ -92,12 +90,12 @@ type Notice struct {
 }
 
 // eventSink carries the events of a streamed run's tool calls to the
-// goroutine that emits the run's events: MCP servers' notices, and the
-// events of agents used as tools. An agent's events wait for room, as its
-// own stream would wait for its reader; so do the notices read on a call's
+// goroutine that emits the run's events. They are MCP servers' notices, and
+// the events of agents used as tools. An agent's events wait for room, as its
+// own stream would wait for its reader. So do the notices read on a call's
 // own response stream (streamable HTTP), which hold up only that call.
-// Notices read on a wire other calls share are dropped when there is no
-// room (send), rather than stall those calls.
+// Notices read on a wire other calls share are dropped when there is no room
+// (send). That way they do not stall those calls.
 type eventSink struct{ ch chan Event }
 
 // send sends n if there is room, and reports whether it did.
@@ -118,8 +116,8 @@ func (n Notice) event() Event {
 	return Event{Kind: kind, Notice: &n}
 }
 
-// forward sends e, unless ctx, the context of the tool call sending it,
-// ends first, and reports whether it was sent.
+// forward sends e and reports whether it was sent. It gives up if ctx, the
+// context of the tool call sending it, ends first.
 func (s *eventSink) forward(ctx context.Context, e Event) bool {
 	select {
 	case s.ch <- e:
@@ -129,9 +127,9 @@ func (s *eventSink) forward(ctx context.Context, e Event) bool {
 	}
 }
 
-// flush emits the events sent so far, in the turn turn. The events of a
-// call are all sent before its result is ready, so flushing before
-// emitting a result keeps them before it.
+// flush emits the events sent so far, in the turn turn. The events of a call
+// are all sent before its result is ready. So flushing before emitting a
+// result keeps them before it.
 func (s *eventSink) flush(emit func(Event) bool, turn int) {
 	for {
 		select {

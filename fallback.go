@@ -9,44 +9,44 @@ import (
 	"github.com/openai/openai-go/v3/option"
 )
 
-// A Fallback is a model tried when the one before it in the list fails in
-// a way another model may not: the endpoint cannot be reached, is
+// A Fallback is a model tried when the one before it in the list fails in a
+// way another model may not. That is when the endpoint cannot be reached, is
 // overloaded (429, after openai-go's retries), fails (5xx) or times out
 // before the reply's first byte. See [WithFallback].
 type Fallback struct {
 	// Model is the model asked for. It is required.
 	Model string
-	// BaseURL is the model's endpoint, checked as [WithBaseURL] checks
-	// its URL; empty for the agent's.
+	// BaseURL is the model's endpoint, checked as [WithBaseURL] checks its
+	// URL. Empty means the agent's.
 	BaseURL string
-	// APIKey is the key sent to BaseURL, as "Authorization: Bearer".
-	// Empty, it is none when BaseURL is set, and the agent's key when it
-	// is not.
+	// APIKey is the key sent to BaseURL, as "Authorization: Bearer". If
+	// empty, no key is sent when BaseURL is set, and the agent's key is sent
+	// when it is not.
 	//
-	// No credential of the agent's goes to another endpoint: a request to
-	// a BaseURL carries none of the headers and query parameters that the
-	// agent's client and [WithRequestOptions] set whose names may hold one
-	// (holding "auth", "cookie", "key", "token", "secret", "session",
-	// "password", "signature" or "credential"): give the fallback's own
-	// with APIKey or Header.
+	// No credential of the agent's goes to another endpoint. The agent's
+	// client and [WithRequestOptions] may set headers and query parameters
+	// whose names may hold one. Those are names holding "auth", "cookie",
+	// "key", "token", "secret", "session", "password", "signature" or
+	// "credential". A request to a BaseURL carries none of them. Give the
+	// fallback's own with APIKey or Header.
 	APIKey string
-	// Header holds headers sent to this model's endpoint alone, set last:
-	// a key that goes in a header of its own (Azure's api-key), say.
+	// Header holds headers sent to this model's endpoint alone, set last. An
+	// example is a key that goes in a header of its own (Azure's api-key).
 	Header http.Header
-	// LargerContext marks a model whose context window is larger than
-	// the agent's: a request too long for the models before it (a
-	// context-length error) is sent to it, before [WithCompaction], if
-	// set, shortens it. The other fallbacks are skipped for such a
+	// LargerContext marks a model whose context window is larger than the
+	// agent's. A request too long for the models before it (a context-length
+	// error) is sent to it. That happens before [WithCompaction], if set,
+	// shortens the request. The other fallbacks are skipped for such a
 	// request.
 	LargerContext bool
 }
 
 // WithFallback gives the models to try, in order, when the agent's model
-// fails with a retryable error (see [Fallback]). Each model call starts
-// with the agent's model; the next fallback is tried only when the one
-// before failed. A streamed reply that began is never switched: an error
-// after its first byte is the call's error. An error that another model
-// would meet too (a bad request, a refused key) is returned at once.
+// fails with a retryable error (see [Fallback]). Each model call starts with
+// the agent's model. The next fallback is tried only when the one before
+// failed. A streamed reply that began is never switched: an error after its
+// first byte is the call's error. An error that another model would meet too
+// (a bad request, a refused key) is returned at once.
 //
 // [Result.Models] says which model answered each turn, and
 // [ModelResponse.Model] which answered a call. When every model fails, the
@@ -70,8 +70,8 @@ func WithFallback(fallbacks ...Fallback) Option {
 }
 
 // A FallbackError reports a model call for which every model failed: the
-// agent's and each [Fallback] tried. errors.Is and errors.As see each
-// model's error, such as an [*APIError].
+// agent's and each [Fallback] tried. errors.Is and errors.As see each model's
+// error, such as an [*APIError].
 type FallbackError struct {
 	// Models are the models tried, in order.
 	Models []string
@@ -116,13 +116,14 @@ func endpoints(cfg *config, agentOpts []option.RequestOption) []endpoint {
 	return eps
 }
 
-// What marks a credential in a request, so that one endpoint's never goes
-// to another's: a fallback's. (openai-go refuses a redirect off the base
-// URL's origin itself.)
+// What marks a credential in a request, so that one endpoint's never goes to
+// another's: a fallback's. openai-go itself refuses a redirect off the base
+// URL's origin.
 
-// credentialWords are what the name of a header or query parameter that
-// carries a credential holds: Authorization, Cookie, api-key, x-api-key,
-// x-goog-api-key, a token, a session, a signature.
+// credentialWords are the words in the name of a header or query parameter
+// that carries a credential. They match Authorization, Cookie, api-key,
+// x-api-key, x-goog-api-key, and the names of a token, a session or a
+// signature.
 var credentialWords = [...]string{"auth", "cookie", "key", "token", "secret", "session", "password", "signature", "credential"}
 
 // isCredential reports whether a header or query parameter of this name
@@ -161,8 +162,8 @@ func dropCredentials(req *http.Request) {
 }
 
 // credentials returns the middleware that gives a request to f its own
-// credentials: on another endpoint, none of those the agent's options or
-// client set (they are for the agent's endpoint), then f's key and
+// credentials. On another endpoint, it removes those the agent's options or
+// client set: they are for the agent's endpoint. Then it sets f's key and
 // headers. It is the last middleware, so it sees the request as it goes.
 func (f Fallback) credentials() option.Middleware {
 	header := f.Header.Clone()
