@@ -30,9 +30,9 @@ func (h *Handler) startBackground(w http.ResponseWriter, r *http.Request, run *r
 }
 
 // detach runs fn in a goroutine of the handler's, as the run of response
-// id here (for cancel), on a context with parent's values but not its
-// end, which Close ends. It returns the run, or nil, running nothing, if
-// one of id goes on here already.
+// id here, for cancel. Its context has parent's values but not its end;
+// Close ends it. detach returns the run. If a run of id goes on here
+// already, it runs nothing and returns nil.
 func (h *Handler) detach(parent context.Context, id string, fn func(context.Context)) *liveRun {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	ctx, lr, end := h.runs.start(ctx, id)
@@ -53,8 +53,8 @@ func (h *Handler) detach(parent context.Context, id string, fn func(context.Cont
 }
 
 // errDetached ends the wait for a run that goes on elsewhere when the
-// handler closes: its record is left in progress, for another replica
-// (or this one, started again) to take over.
+// handler closes. Its record is left in progress. Another replica, or
+// this one started again, takes it over.
 var errDetached = errors.New("robby: background run left to its runner")
 
 // runBackground runs a background response, or waits for its run on the
@@ -118,9 +118,9 @@ func (h *Handler) runElsewhere(ctx context.Context, run *responseRun, adopted bo
 }
 
 // save appends the messages a run on the BackgroundRunner added to its
-// response's conversation, once. Several replicas may wait for one run
-// (one took it over while the other still lived): Append, told the count
-// of messages before them, lets one write them, and the others find them
+// response's conversation, once. Several replicas may wait for one run:
+// one took it over while the other still lived. Append is told the count
+// of messages before them. It lets one write them; the others find them
 // written.
 func (h *Handler) save(ctx context.Context, run *responseRun, res *robby.Result) error {
 	msgs := make([]robby.Message, 0, len(res.Messages))
@@ -145,11 +145,10 @@ func (h *Handler) save(ctx context.Context, run *responseRun, res *robby.Result)
 	return err
 }
 
-// adopt takes over the background response resp of user, whose replica
-// stopped before it ended while its run goes on, on the BackgroundRunner:
-// it waits for the run, saves its messages and records its end, as that
-// replica would have. It returns the run here, or nil once the handler is
-// closed.
+// adopt takes over the user's background response resp. Its replica
+// stopped, but its run goes on, on the BackgroundRunner. adopt waits for
+// the run, saves its messages and records its end, as that replica would
+// have. It returns the run here, or nil once the handler is closed.
 func (h *Handler) adopt(ctx context.Context, user string, resp wireResponse, requestID string) *liveRun {
 	if h.bg.ctx.Err() != nil {
 		return nil
