@@ -113,10 +113,10 @@ func TestAgentToolCancelledWithItsParent(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-// TestAgentToolEventsNested: in a streamed run, the events of an agent
-// used as a tool come in the parent's stream, each wrapped in an
-// EventAgent naming the call, before the call's result; its usage counts
-// in the turn's and the run's.
+// TestAgentToolEventsNested: in a streamed run, the events of an agent used
+// as a tool come in the parent's stream. Each is wrapped in an EventAgent
+// naming the call, before the call's result. Its usage counts in the turn's
+// and the run's.
 func TestAgentToolEventsNested(t *testing.T) {
 	srv := newServer(t)
 	researcher := newTestAgent(t, srv, WithTools(addTool))

@@ -16,8 +16,8 @@ import (
 var budgetPrice = map[string]Price{"test-model": {Input: 1000, Output: 1000}}
 
 // TestBudgetLimits: each limit ends the run before the call that would go
-// past it, with the partial result and the turns done kept, plain and
-// streamed; the next run has a budget of its own.
+// past it, plain and streamed. The partial result and the turns done are
+// kept. The next run has a budget of its own.
 func TestBudgetLimits(t *testing.T) {
 	cases := []struct {
 		limit  string

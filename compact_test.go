@@ -453,9 +453,9 @@ func BenchmarkFit(b *testing.B) {
 	}
 }
 
-// Whatever the conversation and the budget, the drop policy sends the
-// system prompt first, the pending prompt last, every tool call with its
-// results, and fits the budget unless the last turn alone does not.
+// Whatever the conversation and the budget, the drop policy sends the system
+// prompt first and the pending prompt last. It sends every tool call with its
+// results. It fits the budget unless the last turn alone does not.
 func TestCompactionProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 2026))
 	for round := range 300 {

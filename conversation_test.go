@@ -122,9 +122,9 @@ func TestWithConversation(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// TestWithConversationResume starts from a conversation a crash cut after
-// the assistant asked for two calls: the idempotent tool runs again, the
-// other is reported interrupted, and the run goes on.
+// TestWithConversationResume starts from a conversation a crash cut after the
+// assistant asked for two calls. The idempotent tool runs again, the other is
+// reported interrupted, and the run goes on.
 func TestWithConversationResume(t *testing.T) {
 	ctx := context.Background()
 	store := openStore(t)

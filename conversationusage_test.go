@@ -11,11 +11,11 @@ import (
 	"github.com/robby-go/robby/robbytest"
 )
 
-// TestConversationUsageStored runs a stored conversation in turn on
-// agents that share nothing but the store, as processes do: each call's
-// usage is stored with its message, and each agent's Usage is the
-// conversation's, whichever agents wrote it; a fork carries the usage of
-// the messages it holds.
+// TestConversationUsageStored runs a stored conversation in turn on agents
+// that share nothing but the store, as processes do. Each call's usage is
+// stored with its message. Each agent's Usage is the conversation's,
+// whichever agents wrote it. A fork carries the usage of the messages it
+// holds.
 func TestConversationUsageStored(t *testing.T) {
 	ctx := context.Background()
 	store := openStore(t)
@@ -111,9 +111,9 @@ func assertUsage(t *testing.T, want, got robby.Usage) {
 }
 
 // TestConversationUsageCountsAgentTools: the calls of an agent that a tool
-// ran are the conversation's too, as the run's (they were counted only in
-// Result.Usage): in Agent.Usage, and stored with the tool's result; for a
-// run and for ExecuteToolCalls.
+// ran are the conversation's too, as they are the run's. They were counted
+// only in Result.Usage. Now they count in Agent.Usage and are stored with the
+// tool's result, for a run and for ExecuteToolCalls.
 func TestConversationUsageCountsAgentTools(t *testing.T) {
 	ctx := context.Background()
 	store := openStore(t)

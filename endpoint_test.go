@@ -41,7 +41,7 @@ func countProbes(n *atomic.Int32) Option {
 }
 
 // llama.cpp, Ollama and vLLM bind the whole reply to response_format's
-// grammar: an agent with tools asks them for the answer with the answer
+// grammar. So an agent with tools asks them for the answer with the answer
 // tool from the start, and remembers it.
 func TestRunTypedOnGrammarBoundServers(t *testing.T) {
 	for _, p := range []string{robbytest.LlamaCpp, robbytest.Ollama, robbytest.VLLM} {

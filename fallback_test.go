@@ -151,10 +151,10 @@ func TestFallbackOptionErrors(t *testing.T) {
 	require.ErrorContains(t, err, `WithFallback: fallback "x": "localhost:8080/v1" is not an absolute`)
 }
 
-// TestFallbackGetsNoCredentialOfTheAgent: a fallback on another endpoint
-// gets none of the credentials the agent's options set (headers, query),
-// only its own key and headers; one on the agent's endpoint gets its key
-// even when the agent's options set the Authorization header.
+// TestFallbackGetsNoCredentialOfTheAgent: a fallback on another endpoint gets
+// none of the credentials the agent's options set (headers, query). It gets
+// only its own key and headers. A fallback on the agent's endpoint gets its
+// key even when the agent's options set the Authorization header.
 func TestFallbackGetsNoCredentialOfTheAgent(t *testing.T) {
 	cases := []struct {
 		name     string
