@@ -23,10 +23,10 @@ func selfCommand() *exec.Cmd {
 	return cmd
 }
 
-// BenchmarkMCPCall pairs one MCP tool call through robby
-// (Agent.ExecuteToolCalls: lookup, argument validation, the call, the
-// result rendered for the model) with a raw ClientSession.CallTool of the
-// same tool over the same kind of transport, in one run.
+// BenchmarkMCPCall pairs one MCP tool call through robby with a raw
+// ClientSession.CallTool of the same tool, over the same kind of
+// transport, in one run. Robby's path is Agent.ExecuteToolCalls: lookup,
+// argument validation, the call, the result rendered for the model.
 func BenchmarkMCPCall(b *testing.B) {
 	args := `{"a":20,"b":22}`
 	transports := []struct {

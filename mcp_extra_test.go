@@ -22,10 +22,10 @@ const elicitSchema = `{"type":"object","properties":{
 }}`
 
 // newElicitingServer is a go-sdk server whose "signup" tool asks the client
-// for a form (a multi round-trip request, which the go-sdk turns into an
-// elicitation/create request for clients of earlier protocols) and returns
-// the answer as JSON; its "capability" tool returns the elicitation
-// capability the client advertised.
+// for a form and returns the answer as JSON. The form is a multi
+// round-trip request; the go-sdk turns it into an elicitation/create
+// request for clients of earlier protocols. Its "capability" tool returns
+// the elicitation capability the client advertised.
 func newElicitingServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "eliciting", Version: "v0"}, nil)
 	s.AddTool(&mcp.Tool{Name: "signup", InputSchema: json.RawMessage(`{"type":"object"}`)},

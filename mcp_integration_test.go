@@ -309,8 +309,8 @@ func TestMCPIntegrationFilesystem(t *testing.T) {
 }
 
 // TestMCPIntegrationElicitation answers server-everything's
-// elicitation/create request, which it sends only to a client that
-// advertises elicitation: robby then lists the tool it adds, and the
+// elicitation/create request. The server sends it only to a client that
+// advertises elicitation. Robby then lists the tool it adds, and the
 // answer, completed with the form's defaults, reaches the model.
 func TestMCPIntegrationElicitation(t *testing.T) {
 	b := requireBench(t)

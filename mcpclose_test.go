@@ -20,11 +20,11 @@ func stubbornServer(name string) MCPServer {
 	return MCPCommand(name, selfServer(name).command).WithEnv("ROBBY_TEST_MCP_SERVER=stubborn")
 }
 
-// TestCloseEndsMCPCallsInFlight closes an agent while a tool call hangs on
-// a server that outlives its input and ignores SIGTERM, with no tool
-// timeout: Close returns within the grace period and a little, the call
-// ends with ErrClosed, and no process is left. Close waited for the call
-// for as long as it took, then 2 s and 2 s more for the process.
+// TestCloseEndsMCPCallsInFlight closes an agent while a tool call hangs,
+// with no tool timeout. The server outlives its input and ignores SIGTERM.
+// Close returns within the grace period and a little, the call ends with
+// ErrClosed, and no process is left. Close waited for the call for as
+// long as it took, then 2 s and 2 s more for the process.
 func TestCloseEndsMCPCallsInFlight(t *testing.T) {
 	before := childProcesses(t)
 	a := newTestAgent(t, newServer(t), WithMCP(stubbornServer("stub")), WithToolTimeout(0))
@@ -113,9 +113,9 @@ func killServer(t *testing.T, c *mcpConn, pid int) {
 }
 
 // TestCloseDuringMCPRestart closes the agent while a call restarts a dead
-// server, at several moments of the restart: no data race (run with
-// -race: Close read the session's cancel function outside the lock the
-// restart wrote it under), the call ends with ErrClosed or its result,
+// server, at several moments of the restart. There is no data race (run
+// with -race). Close read the session's cancel function outside the lock
+// the restart wrote it under. The call ends with ErrClosed or its result,
 // and no process is left.
 func TestCloseDuringMCPRestart(t *testing.T) {
 	for _, delay := range []time.Duration{0, time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond} {

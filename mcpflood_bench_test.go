@@ -14,9 +14,9 @@ import (
 )
 
 // newFloodServer is an MCP server whose tool "flood" sends n progress
-// notices for its call, as fast as it can, then returns at once: what a
-// server controls, the count of notices, and what robby must carry in
-// linear time and bounded memory.
+// notices for its call, as fast as it can, then returns at once. A server
+// controls the count of notices. Robby must carry them in linear time and
+// bounded memory.
 func newFloodServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "flood", Version: "v1"}, nil)
 	type in struct {
@@ -35,14 +35,14 @@ func newFloodServer() *mcp.Server {
 }
 
 // BenchmarkMCPNoticeFlood pairs a streamed run whose one MCP call floods it
-// with n progress notices, each of them an event of the stream, with the
-// go-sdk alone calling the same tool and counting the same notices in its
-// handler. A cost per notice flat from 1,000 to 10,000 notices means
-// linear time. Over streamable HTTP the notices come on the call's own
-// response stream, and every one is delivered; in memory they share the
-// session's wire, which robby does not hold up for one stream: those that
-// find the stream's buffer full are dropped and counted (delivered/op is
-// the share that came through).
+// with n progress notices with the go-sdk alone calling the same tool.
+// Each notice is an event of the stream; the go-sdk counts the same
+// notices in its handler. A cost per notice flat from 1,000 to 10,000
+// notices means linear time. Over streamable HTTP the notices come on the
+// call's own response stream, and every one is delivered. In memory they
+// share the session's wire, which robby does not hold up for one stream.
+// Those that find the stream's buffer full are dropped and counted
+// (delivered/op is the share that came through).
 func BenchmarkMCPNoticeFlood(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		for _, tr := range []string{"inmemory", "streamable-http"} {

@@ -21,7 +21,7 @@ import (
 )
 
 // echoServer is an MCP server whose tool "echo" waits until both of its
-// calls have arrived, then reports progress and logs the name it was
+// calls have arrived. Then it reports progress, logs the name it was
 // given, and returns once release is closed.
 func echoServer(arrived *sync.WaitGroup, release <-chan struct{}) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "v0"}, nil)
@@ -89,9 +89,9 @@ func (r *logRecorder) messages(msg string) []string {
 }
 
 // TestMCPLogsReachOnlyTheirConversation streams two clones of one agent at
-// once, each calling the same streamable HTTP server's tool, which logs its
-// argument while both calls are in flight: each stream sees its own call's
-// progress and log message, not the other's.
+// once, each calling the same streamable HTTP server's tool. The tool logs
+// its argument while both calls are in flight. Each stream sees its own
+// call's progress and log message, not the other's.
 func TestMCPLogsReachOnlyTheirConversation(t *testing.T) {
 	var arrived sync.WaitGroup
 	arrived.Add(2)
@@ -151,11 +151,12 @@ func TestMCPLogsReachOnlyTheirConversation(t *testing.T) {
 }
 
 // TestMCPNotificationsBecomeEvents streams a call of a tool that reports
-// progress and logs a message, over each kind of transport: progress
-// reaches the stream by its token everywhere; the log message reaches it
-// over streamable HTTP, which answers the call with a stream of its own,
-// and goes to the logger only where the wire cannot say which call it
-// belongs to, even when the server names the call's progress token.
+// progress and logs a message, over each kind of transport. Progress
+// reaches the stream by its token everywhere. The log message reaches it
+// over streamable HTTP, which answers the call with a stream of its own.
+// Where the wire cannot say which call a log message belongs to, it goes
+// to the logger only, even when the server names the call's progress
+// token.
 func TestMCPNotificationsBecomeEvents(t *testing.T) {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newMCPTestServer() }, nil))
 	t.Cleanup(hs.Close)
@@ -208,10 +209,11 @@ func TestMCPNotificationsBecomeEvents(t *testing.T) {
 const burstNotices = 20
 
 // TestMCPNoticesComeBeforeTheirResult streams calls of a tool that sends
-// its progress notices and log messages just before its result, over each
-// kind of transport, again and again: every notice the wire ties to the
-// call (progress by its token; over streamable HTTP, logs by the call's
-// stream) is an event of the call, in the order sent, before its result.
+// its progress notices and log messages just before its result. It does
+// so over each kind of transport, again and again. Every notice the wire
+// ties to the call is an event of the call, in the order sent, before its
+// result. Progress is tied by its token; over streamable HTTP, logs are
+// tied by the call's stream.
 func TestMCPNoticesComeBeforeTheirResult(t *testing.T) {
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newMCPTestServer() }, nil))
 	t.Cleanup(hs.Close)
