@@ -199,6 +199,7 @@ func TestFaultModelRetriedThenRecovers(t *testing.T) {
 				reqs := srv.Requests()
 				require.Len(t, reqs, 2, "retried exactly once")
 				assert.Equal(t, "1", reqs[1].Header.Get("X-Stainless-Retry-Count"))
+				assert.Equal(t, string(reqs[0].Body), string(reqs[1].Body), "the body sent again whole")
 				wait := time.Duration(retried.Load() - failed.Load())
 				t.Logf("%s/%s: retried once after %v, %v in all", tc.name, faultMode(stream), wait.Round(time.Millisecond), elapsed.Round(time.Millisecond))
 				assert.GreaterOrEqual(t, wait, tc.min)

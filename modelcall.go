@@ -277,9 +277,11 @@ func (a *Agent) post(ctx context.Context, req *request, model string, opts []opt
 			slog.Int("tools", len(req.tools)+len(req.caller)), slog.Bool("stream", req.stream))
 	}
 	ctx, capture := chatwire.WithCapture(ctx)
+	// The body goes as a *bytes.Reader, which openai-go rewinds for a retry
+	// (a []byte it would copy into a buffer first).
 	if onDelta == nil {
 		var body []byte
-		if err := a.core.client.Post(ctx, "chat/completions", req.body(), &body, opts...); err != nil {
+		if err := a.core.client.Post(ctx, "chat/completions", bytes.NewReader(req.body()), &body, opts...); err != nil {
 			return nil, a.core.requestError(ctx, err, capture)
 		}
 		op.meta(body)
@@ -290,7 +292,7 @@ func (a *Agent) post(ctx context.Context, req *request, model string, opts []opt
 		return replyOf(res)
 	}
 	var res *http.Response
-	if err := a.core.client.Post(ctx, "chat/completions", req.body(), &res, opts...); err != nil {
+	if err := a.core.client.Post(ctx, "chat/completions", bytes.NewReader(req.body()), &res, opts...); err != nil {
 		return nil, a.core.requestError(ctx, err, capture)
 	}
 	events := ssestream.NewDecoder(res)

@@ -137,7 +137,8 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 	commit := func() {
 		a.addMessages(pending)
 		res.Messages = append(res.Messages, pending.list...)
-		pending = messages{}
+		// Both copied the messages: the next turn reuses the memory.
+		pending = messages{list: pending.list[:0], raw: pending.raw[:0]}
 	}
 	for turn := rc.turnsDone() + 1; ; turn++ {
 		if err := a.canTurn(turn); err != nil {

@@ -43,9 +43,25 @@ func CaptureErrors(req *http.Request, next option.MiddlewareNext) (*http.Respons
 	return res, nil
 }
 
+// WithCapture returns ctx with a new Capture, which CaptureErrors fills.
 func WithCapture(ctx context.Context) (context.Context, *Capture) {
-	c := new(Capture)
-	return context.WithValue(ctx, captureKey{}, c), c
+	c := &captureCtx{Context: ctx}
+	return c, &c.capture
+}
+
+// A captureCtx is ctx with a request's Capture as a value: one allocation,
+// where context.WithValue and a Capture are two.
+type captureCtx struct {
+	context.Context
+	capture Capture
+}
+
+// Value returns the Capture for captureKey, the parent's values otherwise.
+func (c *captureCtx) Value(key any) any {
+	if key == (captureKey{}) {
+		return &c.capture
+	}
+	return c.Context.Value(key)
 }
 
 var (
