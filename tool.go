@@ -75,7 +75,7 @@ type invocation func(context.Context) (any, error)
 func decoded[In, Out any](fn func(context.Context, In) (Out, error)) func(json.RawMessage) (invocation, error) {
 	return func(args json.RawMessage) (invocation, error) {
 		var in In
-		if err := json.Unmarshal(args, &in); err != nil {
+		if err := schemas.Decode(args, &in); err != nil {
 			if err = decodeWhole(args, &in, err); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrInvalidArguments, err)
 			}

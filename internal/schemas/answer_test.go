@@ -124,14 +124,14 @@ type fuzzEmbedded struct {
 	Note string `json:"note"`
 }
 
-// FuzzAnswerDecode checks that the fast decoders of a typed answer
-// (segmentio/encoding, with encoding/json for what it refuses) decode
+// FuzzAnswerDecode checks that the fast decoders of a typed answer and of
+// a tool's arguments (segmentio/encoding, with encoding/json for what it refuses) decode
 // every input exactly as encoding/json alone does, or refuse it with
 // encoding/json's words.
 func FuzzAnswerDecode(f *testing.F) {
 	for _, seed := range []string{
 		`{"name": "Paris", "count": 3, "tags": ["a", "b"], "scores": {"x": 1}}`,
-		`{"NAME": "x", "Count": 1}`,
+		`{"NAME": "x", "Count": 1, "tagſ": ["a"], "oK": true}`,
 		`{"count": 5.0, "small": 300, "ratio": 1e400}`,
 		`{"when": "2026-11-25T17:00:00Z", "maybe": null, "inner": {"name": "\ud83c\udf0d"}}`,
 		`{"quoted": "12", "raw": {"a": [1, 2]}, "fixed": [1, 2, 3], "note": "n", "ignored": "x"}`,
@@ -162,6 +162,12 @@ func FuzzAnswerDecode(f *testing.F) {
 		}
 		if got.ignored != "" {
 			t.Fatalf("DecodeStrict(%q) set an unexported field", raw)
+		}
+		var fast, plain fuzzAnswer
+		err = Decode(raw, &fast)
+		wantErr = json.Unmarshal(raw, &plain)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(fast, plain) {
+			t.Fatalf("Decode(%q) = %+v, %v; encoding/json: %+v, %v", raw, fast, err, plain, wantErr)
 		}
 	})
 }

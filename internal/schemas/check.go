@@ -59,6 +59,18 @@ func decodeAny(raw []byte) (any, error) {
 	return v, err
 }
 
+// Decode decodes one JSON value into out, a pointer, as json.Unmarshal does.
+// segmentio/encoding decodes it first, with a few allocations where
+// encoding/json makes some five. Whatever it refuses, encoding/json decodes
+// again and, if it refuses it too, says why.
+func Decode(raw []byte, out any) error {
+	if rest, err := sjson.Parse(raw, out, 0); err == nil && len(rest) == 0 {
+		return nil
+	}
+	reflect.ValueOf(out).Elem().SetZero()
+	return json.Unmarshal(raw, out)
+}
+
 // strictFlags make segmentio/encoding decode as decodeOnly does, and
 // stricter: a key must match its field's name exactly. The answers it
 // decodes have passed the checker, whose keys are exact.
