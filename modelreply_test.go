@@ -29,10 +29,10 @@ import (
 // The transcripts under testdata/sse are provider streams in each provider's
 // own wire format (as openai-go-notes.md, section 3, records it). Each is
 // replayed byte for byte by robbytest, in 64-byte writes, through
-// Agent.Stream (the only path, with ChatCompletionStream, that sends
-// streaming requests), and the test checks what the assembler made of it:
-// the events, what the tools received, the Result, and the assistant and
-// tool messages of the next request.
+// Agent.Stream. That is the only path, with ChatCompletionStream, that
+// sends streaming requests. The test checks what the assembler made of
+// it: the events, what the tools received, the Result, and the assistant
+// and tool messages of the next request.
 
 // wantCall is a tool call a transcript must turn into.
 type wantCall struct {
@@ -443,9 +443,9 @@ func TestStreamTranscriptsChatCompletionStream(t *testing.T) {
 }
 
 // TestStreamTranscriptUTF8WritesSplitCharacters makes sure utf8_split.sse
-// keeps its point: robbytest writes a transcript 64 bytes at a time, and
-// some of those writes must end inside a multi-byte character, so that the
-// SSE reader gets characters split at the byte level too.
+// keeps its point. robbytest writes a transcript 64 bytes at a time. Some
+// of those writes must end inside a multi-byte character, so the SSE
+// reader gets characters split at the byte level too.
 func TestStreamTranscriptUTF8WritesSplitCharacters(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "sse", "utf8_split.sse"))
 	require.NoError(t, err)
@@ -824,9 +824,10 @@ func TestAssemblerReadsFieldNamesExactly(t *testing.T) {
 }
 
 // TestPlainTranscripts replays plain (not streamed) responses under
-// testdata/plain through Run: the same arguments as byte_split_utf8.sse
-// and surrogate_split.sse, whole, as raw UTF-8 and as escapes with a
-// surrogate pair, must reach the tool and the next request unchanged.
+// testdata/plain through Run. They hold the same arguments as
+// byte_split_utf8.sse and surrogate_split.sse, whole, as raw UTF-8 and as
+// escapes with a surrogate pair. They must reach the tool and the next
+// request unchanged.
 func TestPlainTranscripts(t *testing.T) {
 	const want = `{"city":"Zürich","note":"東京 🌍"}`
 	for _, file := range []string{"raw_utf8.json", "escaped_surrogate_pair.json"} {

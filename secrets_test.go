@@ -17,8 +17,8 @@ import (
 )
 
 // TestSecretsStayOutOfErrorsAndLogs gives the agent a key, an MCP header
-// and an MCP environment variable, has the provider and the server echo
-// them, and looks for them in every error and log line.
+// and an MCP environment variable. The provider and the server echo them,
+// and the test looks for them in every error and log line.
 func TestSecretsStayOutOfErrorsAndLogs(t *testing.T) {
 	const key, token, envSecret = "sk-live-0123456789abcdef", "mcp-token-abcdef012345", "ghp_envsecret0123456789"
 	var logs bytes.Buffer

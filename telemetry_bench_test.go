@@ -12,8 +12,8 @@ import (
 )
 
 // benchTelemetry returns the options of an agent traced and metered by the
-// OTel SDK as a program would set it up: spans batched to an exporter
-// (one that drops them), metrics aggregated for a reader.
+// OTel SDK, set up as a program would. Spans are batched to an exporter
+// that drops them; metrics are aggregated for a reader.
 func benchTelemetry(b *testing.B) []robby.Option {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -24,11 +24,11 @@ func benchTelemetry(b *testing.B) []robby.Option {
 	return []robby.Option{robby.WithTracerProvider(tp), robby.WithMeterProvider(mp)}
 }
 
-// BenchmarkTelemetry runs the work of BenchmarkRun3Turns (three turns, three
-// tool calls) and of BenchmarkStream5000 (5,000 chunks) without telemetry
-// ("off", the path of every agent built without a provider) and with the
-// SDK recording every span and metric ("sdk"). Run each on its own
-// (-bench 'BenchmarkTelemetry/run3/off$'), in rounds with the same
+// BenchmarkTelemetry runs the work of BenchmarkRun3Turns (three turns,
+// three tool calls) and of BenchmarkStream5000 (5,000 chunks). "off" runs
+// it without telemetry, the path of every agent built without a provider.
+// "sdk" runs it with the SDK recording every span and metric. Run each on
+// its own (-bench 'BenchmarkTelemetry/run3/off$'), in rounds with the same
 // benchmarks of the main branch: see docs/BENCHMARKS.md.
 func BenchmarkTelemetry(b *testing.B) {
 	ctx := context.Background()

@@ -101,8 +101,8 @@ func pointAttrs(set attribute.Set) map[string]any {
 }
 
 // tracedMCPServer serves a tool, lookup, over streamable HTTP, as a traced
-// server would: each HTTP request and each call joins the trace its
-// client sent, in the headers and in _meta.
+// server would. Each HTTP request and each call joins the trace its client
+// sent, in the headers and in _meta.
 func tracedMCPServer(t *testing.T, tp trace.TracerProvider) string {
 	tracer := tp.Tracer("mcp-server")
 	prop := propagation.TraceContext{}
@@ -521,9 +521,10 @@ func TestTracedCost(t *testing.T) {
 	assert.InDelta(t, res.Usage.Cost, attrs(rig.span(t, "invoke_agent"))["robby.usage.cost"], 0)
 }
 
-// An agent run as a tool has a span of its own, named for the tool as the
-// GenAI conventions name an agent's (invoke_agent {gen_ai.agent.name}),
-// with the tool's name and description, a child of the call's span.
+// An agent run as a tool has a span of its own, a child of the call's
+// span. It is named for the tool, as the GenAI conventions name an agent's
+// (invoke_agent {gen_ai.agent.name}), and has the tool's name and
+// description.
 func TestTracedAgentTool(t *testing.T) {
 	rig := newTelemetryRig(t)
 	srv := newServer(t)

@@ -37,10 +37,10 @@ func TestToolSchemaSentToModel(t *testing.T) {
 	assert.Equal(t, map[string]any{"type": "integer", "description": "the first number"}, props["a"])
 }
 
-// TestToolDefinitionAsOpenAIGoEncodesIt: a tool's definition, written by
-// robby from its schema's encoded parameters, is byte for byte what
-// openai-go encodes, for typed and name→func tools, with descriptions
-// that need escaping, and without one.
+// TestToolDefinitionAsOpenAIGoEncodesIt: robby writes a tool's definition
+// from its schema's encoded parameters, byte for byte as openai-go encodes
+// it. This holds for typed and name→func tools, with descriptions that
+// need escaping, and without one.
 func TestToolDefinitionAsOpenAIGoEncodesIt(t *testing.T) {
 	type in struct {
 		City string `json:"city" jsonschema:"a <city> & \"its\" country\u2028é"`

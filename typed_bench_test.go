@@ -25,13 +25,13 @@ type benchCity struct {
 
 const benchCityJSON = `{"name": "Paris", "country": "France", "population": 2102650, "landmarks": ["Eiffel Tower", "Louvre", "Notre-Dame"]}`
 
-// BenchmarkTypedRun is a typed run (RunTyped, native mode: response_format
-// sent, the answer validated and decoded) next to the same run returning
-// the same JSON as text (Run), both against the same robbytest server:
-// the ratio is what asking for a Go value costs. "answer" is one turn;
-// "tool" calls a tool first, two turns. Besides wall time, each reports
-// the process's CPU time per run (client and server: getrusage), which a
-// loaded machine's waiting does not inflate.
+// BenchmarkTypedRun is a typed run next to the same run returning the
+// same JSON as text (Run), both against the same robbytest server. The
+// typed run is RunTyped in native mode: response_format sent, the answer
+// validated and decoded. The ratio is what asking for a Go value costs.
+// "answer" is one turn; "tool" calls a tool first, two turns. Besides wall
+// time, each reports the process's CPU time per run (client and server:
+// getrusage). A loaded machine's waiting does not inflate it.
 func BenchmarkTypedRun(b *testing.B) {
 	benchTypedRun(b, func(b *testing.B, model string) string {
 		srv := robbytest.NewServer()
@@ -42,9 +42,9 @@ func BenchmarkTypedRun(b *testing.B) {
 }
 
 // BenchmarkTypedRunClient is BenchmarkTypedRun with the server in a
-// process of its own (this test binary run again), so that cpu-ns/op
-// counts the client's CPU alone: what robby itself spends, without the
-// fake provider's share of reading the larger request.
+// process of its own (this test binary run again). So cpu-ns/op counts the
+// client's CPU alone: what robby itself spends, without the fake
+// provider's share of reading the larger request.
 func BenchmarkTypedRunClient(b *testing.B) {
 	benchTypedRun(b, func(b *testing.B, model string) string {
 		cmd := exec.Command(os.Args[0])

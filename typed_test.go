@@ -516,8 +516,8 @@ func TestStreamTypedPartialsFromTheAnswerTool(t *testing.T) {
 }
 
 // TestTypedHeadsAreCachedAndBounded: a typed run's request head is encoded
-// once per schema and streaming, sent byte for byte as encoded afresh, and
-// the cache stays bounded however many schemas WithAnswerSchema gives.
+// once per schema and streaming, and sent byte for byte as encoded afresh.
+// The cache stays bounded however many schemas WithAnswerSchema gives.
 func TestTypedHeadsAreCachedAndBounded(t *testing.T) {
 	srv := newServer(t)
 	a := newTestAgent(t, srv)
