@@ -138,8 +138,8 @@ func TestMCPWithElicitationIsACopy(t *testing.T) {
 	assert.NotNil(t, (&mcpConn{spec: with}).clientOptions().ElicitationHandler)
 }
 
-// TestMCPToolListRefreshIsBounded: a server that announces a new tool list
-// and then does not answer tools/list must not hang Agent.Tools, whose
+// TestMCPToolListRefreshIsBounded: a server announces a new tool list and
+// then does not answer tools/list. That must not hang Agent.Tools, whose
 // refresh has no context deadline of its own. Its previous tools are kept.
 func TestMCPToolListRefreshIsBounded(t *testing.T) {
 	var stall atomic.Bool

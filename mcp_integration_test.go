@@ -415,8 +415,8 @@ func TestMCPIntegrationSeveralServers(t *testing.T) {
 	assert.ErrorIs(t, out[0].Err, ErrUnknownTool)
 }
 
-// TestMCPIntegrationServerKilledMidCall kills the server while a call runs:
-// the model reads an error for that call, and the next call works on the
+// TestMCPIntegrationServerKilledMidCall kills the server while a call runs.
+// The model reads an error for that call, and the next call works on the
 // server robby restarted. A server that dies again is not restarted twice.
 func TestMCPIntegrationServerKilledMidCall(t *testing.T) {
 	b := requireBench(t)

@@ -470,8 +470,8 @@ func sameNameServer(n int) *mcp.Server {
 }
 
 // TestMCPSameNameToolsRenamedInLinearTime loads 10,000 tools of one name
-// (42 s when each clash tried _2, _3, … from the start) and renames them
-// again after a list_changed.
+// and renames them again after a list_changed. This took 42 s when each
+// clash tried _2, _3, … from the start.
 func TestMCPSameNameToolsRenamedInLinearTime(t *testing.T) {
 	const n = 10_000
 	server := sameNameServer(n)
@@ -554,8 +554,8 @@ type wsConnTransport struct{ conn mcp.Connection }
 func (t wsConnTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
 
 // TestMCPHeadersStayWithTheirServer: an MCP server over streamable HTTP
-// that redirects to another host (port) gets its headers; the other host
-// gets none of them, though the session works through it.
+// redirects to another host (port). The server gets its headers; the other
+// host gets none of them, though the session works through it.
 func TestMCPHeadersStayWithTheirServer(t *testing.T) {
 	var mu sync.Mutex
 	var leaked []string

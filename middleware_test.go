@@ -128,8 +128,8 @@ func TestModelMiddlewareRefuses(t *testing.T) {
 }
 
 // TestModelMiddlewareStreams checks that text streams through a middleware
-// that calls next, and that a response made without next reaches the
-// stream whole, with its tool calls run.
+// that calls next. A response made without next reaches the stream whole,
+// with its tool calls run.
 func TestModelMiddlewareStreams(t *testing.T) {
 	srv := newServer(t)
 	srv.Reply(robbytest.Text("one two three"), robbytest.Text("done here"))

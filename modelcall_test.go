@@ -79,7 +79,7 @@ func TestRequestBody(t *testing.T) {
 }
 
 // TestConversationEncodedOnce checks that a message is encoded once in a
-// conversation's life: the JSON sent for it on later turns is the same
+// conversation's life. The JSON sent for it on later turns is the same
 // bytes, not encoded again.
 func TestConversationEncodedOnce(t *testing.T) {
 	var conv messages

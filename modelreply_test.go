@@ -737,9 +737,9 @@ func TestAssemblerUsage(t *testing.T) {
 }
 
 func TestAssemblerRepeatedWholeArguments(t *testing.T) {
-	// vLLM's final flush may send the whole arguments again: after the
-	// complete arguments (vllm#39615, xlam #51697), or after a prefix of
-	// them (vllm#42167; xlam's "{" then the whole object).
+	// vLLM's final flush may send the whole arguments again. It comes
+	// after the complete arguments (vllm#39615, xlam #51697), or after a
+	// prefix of them (vllm#42167; xlam's "{" then the whole object).
 	for _, tc := range []struct {
 		name   string
 		prefix []string

@@ -412,7 +412,7 @@ func TestTracedUsageParts(t *testing.T) {
 }
 
 // A call that falls back is a chat span for each model tried, under the
-// run's: the failed one with its error, the one that answered without.
+// run's. The failed one has its error; the one that answered has none.
 func TestTracedFallback(t *testing.T) {
 	for _, tc := range []struct {
 		name, errType string
