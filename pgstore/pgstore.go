@@ -10,6 +10,7 @@ package pgstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -68,7 +69,7 @@ const conversationColumns = `id, user_id, title, metadata, messages, created, up
 func scanConversation(row pgx.Row, extra ...any) (robby.Conversation, error) {
 	var c robby.Conversation
 	var md string
-	dest := append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &c.Created, &c.Updated}, convstore.UsageDest(&c.Usage)...)
+	dest := append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &c.Created, &c.Updated}, (*convstore.Usage)(&c.Usage).Dest()...)
 	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return c, err
@@ -111,7 +112,7 @@ func insertConversation(ctx context.Context, q querier, c robby.Conversation, se
 	tag, err := q.Exec(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
 		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated},
-			convstore.UsageArgs(c.Usage)...), seg)...)
+			convstore.Usage(c.Usage).Args()...), seg)...)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
 	}
@@ -177,7 +178,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		msgs = make([]robby.Message, 0, c.Messages)
 		var m robby.Message
 		var errText *string
-		dest := append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Created}, convstore.UsageDest(&m.Usage)...)
+		dest := append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Created}, (*convstore.Usage)(&m.Usage).Dest()...)
 		_, err = pgx.ForEachRow(rows, dest, func() error {
 			if errText != nil {
 				m.Error = *errText
@@ -198,7 +199,9 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 // Append implements [robby.Store]: one statement counts the messages and
 // inserts them, if the conversation holds after.
 func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
-	if err := convstore.CheckMessages(msgs); err != nil {
+	if err := convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
+		return m.Chat, m.Error, convstore.Usage(m.Usage)
+	}); err != nil {
 		return wrap(err)
 	}
 	chats, errs := make([]*string, len(msgs)), make([]*string, len(msgs))
@@ -235,7 +238,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, $5, m.p, m.c, m.t, m.cp, m.r, m.cost
 		FROM c, unnest($6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
 			$13::float8[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, ord)`,
-		append(args, convstore.UsageArgs(convstore.SumUsage(msgs))...)...)
+		append(args, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...)...)
 	if err != nil {
 		return wrap(err)
 	}
@@ -255,7 +258,7 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 	if err != nil {
 		return nil, "", wrap(err)
 	}
-	limit := convstore.Limit(opts.Limit)
+	limit := convstore.Limit(opts.Limit, robby.DefaultListLimit)
 	var rows pgx.Rows
 	if ok {
 		rows, err = s.pool.Query(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
@@ -274,7 +277,9 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 	if err != nil {
 		return nil, "", wrap(err)
 	}
-	page, next := convstore.Page(page, limit)
+	page, next := convstore.Page(page, limit, func(c robby.Conversation) convstore.Cursor {
+		return convstore.Cursor{Updated: c.Updated, ID: c.ID}
+	})
 	return page, next, nil
 }
 
@@ -307,8 +312,14 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 		if err != nil {
 			return err
 		}
-		if fork, err = convstore.Fork(src, n); err != nil {
+		if err := convstore.CheckFork(src.ID, src.Messages, n); err != nil {
 			return err
+		}
+		now := convstore.Now()
+		fork = robby.Conversation{ID: convstore.NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
+			Messages: n, Created: now, Updated: now}
+		if n == src.Messages {
+			fork.Usage = src.Usage // else the first n messages' sum, below
 		}
 		parent, err := holder(ctx, tx, seg, n)
 		if err != nil {
@@ -318,7 +329,7 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 			err := tx.QueryRow(ctx, chain+`SELECT `+sumUsage+` FROM chain, LATERAL (
 					SELECT `+convstore.UsageColumns+` FROM robby_store_messages
 					WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
-				) m`, parent, n).Scan(convstore.UsageDest(&fork.Usage)...)
+				) m`, parent, n).Scan((*convstore.Usage)(&fork.Usage).Dest()...)
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -144,7 +145,7 @@ func scanConversation(row interface{ Scan(...any) error }, extra ...any) (robby.
 	var c robby.Conversation
 	var md string
 	var created, updated int64
-	dest := append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &created, &updated}, convstore.UsageDest(&c.Usage)...)
+	dest := append([]any{&c.ID, &c.User, &c.Title, &md, &c.Messages, &created, &updated}, (*convstore.Usage)(&c.Usage).Dest()...)
 	err := row.Scan(append(dest, extra...)...)
 	if err != nil {
 		return c, err
@@ -181,7 +182,7 @@ func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, s
 	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro()},
-			convstore.UsageArgs(c.Usage)...), seg)...)
+			convstore.Usage(c.Usage).Args()...), seg)...)
 	if err != nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		var m robby.Message
 		var errText sql.NullString
 		var created int64
-		if err := rows.Scan(append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &created}, convstore.UsageDest(&m.Usage)...)...); err != nil {
+		if err := rows.Scan(append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &created}, (*convstore.Usage)(&m.Usage).Dest()...)...); err != nil {
 			return robby.Conversation{}, nil, wrap(err)
 		}
 		m.Error, m.Created = errText.String, time.UnixMicro(created).UTC()
@@ -269,7 +270,9 @@ func getConversation(ctx context.Context, tx *sql.Tx, user, id string) (robby.Co
 
 // Append implements [robby.Store].
 func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
-	if err := convstore.CheckMessages(msgs); err != nil {
+	if err := convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
+		return m.Chat, m.Error, convstore.Usage(m.Usage)
+	}); err != nil {
 		return wrap(err)
 	}
 	now := convstore.Now()
@@ -286,7 +289,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		defer stmt.Close()
 		for i, m := range msgs {
 			errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
-			args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, now.UnixMicro()}, convstore.UsageArgs(m.Usage)...)
+			args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, now.UnixMicro()}, convstore.Usage(m.Usage).Args()...)
 			if _, err := stmt.ExecContext(ctx, args...); err != nil {
 				return err
 			}
@@ -299,7 +302,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 // marks it updated. It returns the segment the conversation writes to.
 func touch(ctx context.Context, tx *sql.Tx, user, id string, after int64, msgs []robby.Message, now time.Time) (int64, error) {
 	var seg int64
-	args := append([]any{len(msgs), now.UnixMicro()}, convstore.UsageArgs(convstore.SumUsage(msgs))...)
+	args := append([]any{len(msgs), now.UnixMicro()}, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...)
 	// A count's sum stops at the largest int64. SQLite makes an integer sum
 	// that overflows a REAL, which min brings back to the bound.
 	err := tx.QueryRowContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?,
@@ -323,7 +326,7 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 	if err != nil {
 		return nil, "", wrap(err)
 	}
-	limit := convstore.Limit(opts.Limit)
+	limit := convstore.Limit(opts.Limit, robby.DefaultListLimit)
 	var rows *sql.Rows
 	if ok {
 		rows, err = s.read.QueryContext(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
@@ -348,7 +351,9 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 	if err := rows.Err(); err != nil {
 		return nil, "", wrap(err)
 	}
-	page, next := convstore.Page(page, limit)
+	page, next := convstore.Page(page, limit, func(c robby.Conversation) convstore.Cursor {
+		return convstore.Cursor{Updated: c.Updated, ID: c.ID}
+	})
 	return page, next, nil
 }
 
@@ -391,8 +396,14 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 		if err != nil {
 			return err
 		}
-		if fork, err = convstore.Fork(src, n); err != nil {
+		if err := convstore.CheckFork(src.ID, src.Messages, n); err != nil {
 			return err
+		}
+		now := convstore.Now()
+		fork = robby.Conversation{ID: convstore.NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
+			Messages: n, Created: now, Updated: now}
+		if n == src.Messages {
+			fork.Usage = src.Usage // else the first n messages' sum, below
 		}
 		parent, err := holder(ctx, tx, seg, n)
 		if err != nil {
@@ -401,7 +412,7 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 		if n < src.Messages {
 			err := tx.QueryRowContext(ctx, chain+`SELECT `+sumUsage+` FROM chain JOIN robby_store_messages m
 				ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi`, n, parent).
-				Scan(convstore.UsageDest(&fork.Usage)...)
+				Scan((*convstore.Usage)(&fork.Usage).Dest()...)
 			if err != nil {
 				return err
 			}

@@ -25,11 +25,11 @@ func chainSizes(t *testing.T, c client.Client, id string) []int64 {
 	var sizes []int64
 	runID := ""
 	for {
-		desc, err := c.DescribeWorkflowExecution(t.Context(), id, runID)
+		desc, err := c.DescribeWorkflow(t.Context(), id, runID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		info := desc.GetWorkflowExecutionInfo()
+		info := desc.RawResponse.GetWorkflowExecutionInfo()
 		sizes = append(sizes, info.GetHistorySizeBytes())
 		it := c.GetWorkflowHistory(t.Context(), id, info.GetExecution().GetRunId(), false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		first, err := it.Next()
@@ -45,11 +45,11 @@ func chainSizes(t *testing.T, c client.Client, id string) []int64 {
 // firstRunID returns the ID of the first run of workflow id.
 func firstRunID(t *testing.T, c client.Client, id string) string {
 	t.Helper()
-	desc, err := c.DescribeWorkflowExecution(t.Context(), id, "")
+	desc, err := c.DescribeWorkflow(t.Context(), id, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return desc.GetWorkflowExecutionInfo().GetFirstRunId()
+	return desc.RawResponse.GetWorkflowExecutionInfo().GetFirstRunId()
 }
 
 // A run whose history passes Request.HistoryBytes continues as new. Each

@@ -1,5 +1,7 @@
 // Package convstore holds what the SQL implementations of robby.Store
-// share: checks of their input, IDs, times and list cursors.
+// share: checks of their input, IDs, times and list cursors. It stands on
+// the floor under the root: the stores hand it their values, converted
+// ([Usage]) or field by field.
 package convstore
 
 import (
@@ -9,12 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/robby-go/robby"
 )
 
 // NewID returns a random conversation ID: 26 characters, 128 bits.
@@ -24,29 +23,39 @@ func NewID() string { return rand.Text() }
 // databases keep.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// Limit returns the page size to use for a requested one.
-func Limit(n int) int {
+// Limit returns the page size to use for a requested one: def if none
+// was.
+func Limit(n, def int) int {
 	if n <= 0 {
-		return robby.DefaultListLimit
+		return def
 	}
 	return n
 }
 
 // CheckMessages reports a message that is neither a JSON object nor an
-// error record, or whose usage is negative.
-func CheckMessages(msgs []robby.Message) error {
+// error record, or whose usage is negative. parts gives a message's chat
+// JSON, error text and usage.
+func CheckMessages[M any](msgs []M, parts func(M) (json.RawMessage, string, Usage)) error {
 	for i, m := range msgs {
-		if err := checkUsage(m.Usage); err != nil {
+		if err := checkMessage(parts(m)); err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
-		switch {
-		case m.Chat == nil && m.Error == "":
-			return fmt.Errorf("message %d: neither a chat message nor an error", i)
-		case m.Chat != nil && m.Error != "":
-			return fmt.Errorf("message %d: both a chat message and an error", i)
-		case m.Chat != nil && (!json.Valid(m.Chat) || !strings.HasPrefix(strings.TrimSpace(string(m.Chat)), "{")):
-			return fmt.Errorf("message %d: the chat message is not a JSON object", i)
-		}
+	}
+	return nil
+}
+
+// checkMessage checks one message's parts.
+func checkMessage(chat json.RawMessage, errText string, u Usage) error {
+	if err := u.check(); err != nil {
+		return err
+	}
+	switch {
+	case chat == nil && errText == "":
+		return errors.New("neither a chat message nor an error")
+	case chat != nil && errText != "":
+		return errors.New("both a chat message and an error")
+	case chat != nil && (!json.Valid(chat) || !strings.HasPrefix(strings.TrimSpace(string(chat)), "{")):
+		return errors.New("the chat message is not a JSON object")
 	}
 	return nil
 }
@@ -116,30 +125,23 @@ func Migrate(ctx context.Context, migrations []string,
 	return exec(ctx, fmt.Sprintf(`UPDATE robby_store_schema SET version = %d`, v))
 }
 
-// Page cuts a page of limit conversations from the limit+1 read. It returns the
-// cursor of the next page, if there is one.
-func Page(read []robby.Conversation, limit int) ([]robby.Conversation, string) {
+// Page cuts a page of limit conversations from the limit+1 read. It
+// returns the cursor of the next page, if there is one, which at gives
+// of the page's last conversation.
+func Page[C any](read []C, limit int, at func(C) Cursor) ([]C, string) {
 	if len(read) <= limit {
 		return read, ""
 	}
-	last := read[limit-1]
-	return read[:limit], Cursor{Updated: last.Updated, ID: last.ID}.Encode()
+	return read[:limit], at(read[limit-1]).Encode()
 }
 
-// Fork returns the conversation to store as a fork of src at message n. It has
-// src's usage when it holds all of src's messages. Otherwise the store sums the
-// first n messages' usage.
-func Fork(src robby.Conversation, n int64) (robby.Conversation, error) {
-	if n < 0 || n > src.Messages {
-		return robby.Conversation{}, fmt.Errorf("fork of %q at message %d: it holds %d", src.ID, n, src.Messages)
+// CheckFork reports a fork at message n of the conversation id, which
+// holds held messages, that cannot be made.
+func CheckFork(id string, held, n int64) error {
+	if n < 0 || n > held {
+		return fmt.Errorf("fork of %q at message %d: it holds %d", id, n, held)
 	}
-	now := Now()
-	fork := robby.Conversation{ID: NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
-		Messages: n, Created: now, Updated: now}
-	if n == src.Messages {
-		fork.Usage = src.Usage
-	}
-	return fork, nil
+	return nil
 }
 
 // EncodeMetadata returns a conversation's metadata as the JSON object a

@@ -3,40 +3,51 @@ package convstore
 import (
 	"fmt"
 	"math"
-
-	"github.com/robby-go/robby"
 )
 
 // UsageColumns are the columns that keep a robby.Usage, in the order of
-// UsageArgs and UsageDest. The conversations keep their total in them, and the
+// [Usage.Args] and [Usage.Dest]. The conversations keep their total in them, and the
 // messages the usage of the model calls that wrote each.
 const UsageColumns = `prompt_tokens, completion_tokens, total_tokens, cached_prompt_tokens, reasoning_tokens, cost`
 
-// UsageArgs returns u's fields as query arguments, in UsageColumns' order.
-func UsageArgs(u robby.Usage) []any {
+// Usage has robby.Usage's fields: a store converts one to the other,
+// convstore.Usage(u) or (*convstore.Usage)(&u), and the compiler keeps
+// the two alike.
+type Usage struct {
+	PromptTokens       int64
+	CompletionTokens   int64
+	TotalTokens        int64
+	CachedPromptTokens int64
+	ReasoningTokens    int64
+	Cost               float64
+}
+
+// Args returns u's fields as query arguments, in UsageColumns' order.
+func (u Usage) Args() []any {
 	return []any{u.PromptTokens, u.CompletionTokens, u.TotalTokens, u.CachedPromptTokens, u.ReasoningTokens, u.Cost}
 }
 
-// UsageDest returns where to scan UsageColumns into u.
-func UsageDest(u *robby.Usage) []any {
+// Dest returns where to scan UsageColumns into u.
+func (u *Usage) Dest() []any {
 	return []any{&u.PromptTokens, &u.CompletionTokens, &u.TotalTokens, &u.CachedPromptTokens, &u.ReasoningTokens, &u.Cost}
 }
 
-// SumUsage returns the usage of msgs together.
-func SumUsage(msgs []robby.Message) robby.Usage {
-	var sum robby.Usage
-	for _, m := range msgs {
-		sum = sum.Add(m.Usage)
-	}
-	return sum
-}
-
-// checkUsage reports a usage no model call reports: a negative count or
-// cost, or a cost that is not a number.
-func checkUsage(u robby.Usage) error {
+// check reports a usage no model call reports: a negative count or cost,
+// or a cost that is not a number.
+func (u Usage) check() error {
 	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 || u.CachedPromptTokens < 0 ||
 		u.ReasoningTokens < 0 || !(u.Cost >= 0) || math.IsInf(u.Cost, 1) {
 		return fmt.Errorf("a negative or not finite usage: %+v", u)
 	}
 	return nil
+}
+
+// SumUsage returns the usage of msgs together, summed by U's Add (robby's
+// saturates).
+func SumUsage[M any, U interface{ Add(U) U }](msgs []M, usage func(M) U) U {
+	var sum U
+	for _, m := range msgs {
+		sum = sum.Add(usage(m))
+	}
+	return sum
 }
