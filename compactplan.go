@@ -349,14 +349,6 @@ func transcript(msgs []json.RawMessage) string {
 	return b.String()
 }
 
-// systemJSON encodes openai.SystemMessage(text).
-func systemJSON(text string) json.RawMessage {
-	b := make([]byte, 0, len(text)+32)
-	b = append(b, `{"role":"system","content":`...)
-	b = sjson.AppendEscape(b, text, 0)
-	return append(b, '}')
-}
-
 // compactState is what an agent remembers of the compaction of its
 // conversation between requests. Only the operation holding the
 // conversation (see Agent.acquire) changes it, holding Agent.mu too, so

@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -359,18 +357,6 @@ func (h *mcpHub) close() error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// isExitError reports the errors a session's close returns for a process
-// that was terminated or had already died. The process is gone, as Close
-// wants.
-func isExitError(err error) bool {
-	if errors.Is(err, os.ErrProcessDone) { // the go-sdk signalled a process that had just exited
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "signal: terminated") || strings.Contains(msg, "signal: killed") ||
-		strings.Contains(msg, "exit status") || strings.Contains(msg, "broken pipe") || strings.Contains(msg, "file already closed")
 }
 
 // An MCPServerStatus says whether one of an agent's MCP servers is up,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -125,4 +126,16 @@ func endProcess(cmd *exec.Cmd, deadline time.Time, done <-chan error) error {
 		deadline = time.Now().Add(terminateWait)
 	}
 	return <-done
+}
+
+// isExitError reports the errors a session's close returns for a process
+// that was terminated or had already died. The process is gone, as Close
+// wants.
+func isExitError(err error) bool {
+	if errors.Is(err, os.ErrProcessDone) { // the go-sdk signalled a process that had just exited
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "signal: terminated") || strings.Contains(msg, "signal: killed") ||
+		strings.Contains(msg, "exit status") || strings.Contains(msg, "broken pipe") || strings.Contains(msg, "file already closed")
 }

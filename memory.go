@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/robby-go/robby/internal/chatwire"
+	sjson "github.com/segmentio/encoding/json"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/tokens"
@@ -164,4 +165,12 @@ func awaiting(conv []openai.ChatCompletionMessageParamUnion) []ToolCall {
 		return calls
 	}
 	return nil
+}
+
+// systemJSON encodes openai.SystemMessage(text).
+func systemJSON(text string) json.RawMessage {
+	b := make([]byte, 0, len(text)+32)
+	b = append(b, `{"role":"system","content":`...)
+	b = sjson.AppendEscape(b, text, 0)
+	return append(b, '}')
 }

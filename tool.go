@@ -11,6 +11,7 @@ import (
 
 	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/schemas"
+	"github.com/robby-go/robby/internal/trunc"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/openai/openai-go/v3"
@@ -210,4 +211,17 @@ func encodeResult(v any) (string, error) {
 // toolMessage returns the message giving the model a result, with its JSON.
 func toolMessage(r ToolResult) (openai.ChatCompletionMessageParamUnion, json.RawMessage) {
 	return openai.ToolMessage(r.Output, r.Call.ID), chatwire.ToolJSON(r.Output, r.Call.ID)
+}
+
+// fitOutput makes a tool's output fit a tool message. It must be valid
+// UTF-8, or the request would not encode. It keeps at most limit bytes, so
+// one huge result does not fill the context window. A note tells the model
+// what it does not see.
+func fitOutput(out string, limit int) string {
+	out = strings.ToValidUTF8(out, "\uFFFD")
+	if limit <= 0 || len(out) <= limit {
+		return out
+	}
+	kept := trunc.Cut(out, limit)
+	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", kept, len(kept), len(out))
 }

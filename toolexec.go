@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/robby-go/robby/internal/schemas"
-	"github.com/robby-go/robby/internal/trunc"
 )
 
 // ExecuteToolCalls runs calls concurrently, at most
@@ -309,19 +308,6 @@ func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
 	if done != nil {
 		done <- i
 	}
-}
-
-// fitOutput makes a tool's output fit a tool message. It must be valid
-// UTF-8, or the request would not encode. It keeps at most limit bytes, so
-// one huge result does not fill the context window. A note tells the model
-// what it does not see.
-func fitOutput(out string, limit int) string {
-	out = strings.ToValidUTF8(out, "\uFFFD")
-	if limit <= 0 || len(out) <= limit {
-		return out
-	}
-	kept := trunc.Cut(out, limit)
-	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", kept, len(kept), len(out))
 }
 
 // toolTimeout is the cause of a tool's context ending at its timeout.
