@@ -169,26 +169,12 @@ type (
 	}
 )
 
-// sentMessage is what the conventions keep of a chat-completions message.
-type sentMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCallID string          `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
 // inputMessages returns the messages of req in the conventions' form.
 func inputMessages(req *request) string {
 	var out []otelMessage
 	for _, part := range [...][]json.RawMessage{req.history[:req.lead], req.system, req.history[req.lead:], req.pending} {
 		for _, raw := range part {
-			var m sentMessage
+			var m chattext.Message
 			if json.Unmarshal(raw, &m) != nil {
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/chattext"
 	"github.com/robby-go/robby/internal/httpapi"
 )
 
@@ -75,7 +76,7 @@ func decodeInput(body []byte, maxMessages int) (*input, error) {
 	}
 	msgs := w.Messages
 	if n := len(msgs); n > 0 && msgs[n-1].Role == "user" {
-		in.prompt, msgs = text(msgs[n-1].Content), msgs[:n-1]
+		in.prompt, msgs = chattext.Content(msgs[n-1].Content), msgs[:n-1]
 	}
 	for i := len(msgs) - 1; in.prompt == "" && i >= 0 && msgs[i].Role == "tool"; i-- {
 		in.results = append([]robby.ToolResult{toolResult(msgs[i])}, in.results...)
@@ -88,14 +89,8 @@ func decodeInput(body []byte, maxMessages int) (*input, error) {
 	return in, nil
 }
 
-// text returns a message's content: a string, or its text parts joined.
-func text(content json.RawMessage) string {
-	m := httpapi.StoredMessage{Content: content}
-	return m.Text()
-}
-
 func toolResult(m wireMessage) robby.ToolResult {
-	r := robby.ToolResult{Call: robby.ToolCall{ID: m.ToolCallID}, Output: text(m.Content)}
+	r := robby.ToolResult{Call: robby.ToolCall{ID: m.ToolCallID}, Output: chattext.Content(m.Content)}
 	if m.Error != "" {
 		r.Err = errors.New(m.Error)
 	}
@@ -107,19 +102,19 @@ func toolResult(m wireMessage) robby.ToolResult {
 func chatMessage(m wireMessage) (openai.ChatCompletionMessageParamUnion, bool) {
 	switch m.Role {
 	case "user":
-		return openai.UserMessage(text(m.Content)), true
+		return openai.UserMessage(chattext.Content(m.Content)), true
 	case "system":
-		return openai.SystemMessage(text(m.Content)), true
+		return openai.SystemMessage(chattext.Content(m.Content)), true
 	case "developer":
-		return openai.DeveloperMessage(text(m.Content)), true
+		return openai.DeveloperMessage(chattext.Content(m.Content)), true
 	case "assistant":
 		calls := make([]httpapi.Call, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
 			calls[i] = httpapi.Call{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments}
 		}
-		return httpapi.AssistantMessage(text(m.Content), calls), true
+		return httpapi.AssistantMessage(chattext.Content(m.Content), calls), true
 	case "tool":
-		out := text(m.Content)
+		out := chattext.Content(m.Content)
 		if m.Error != "" {
 			out = "Error: " + m.Error
 		}

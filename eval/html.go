@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/robby-go/robby/internal/chattext"
 )
 
 //go:embed report.html.tmpl
@@ -37,14 +39,7 @@ type shownMessage struct {
 func readMessages(raws []json.RawMessage) []shownMessage {
 	out := make([]shownMessage, 0, len(raws))
 	for _, raw := range raws {
-		var m struct {
-			Role       string          `json:"role"`
-			Content    json.RawMessage `json:"content"`
-			ToolCallID string          `json:"tool_call_id"`
-			ToolCalls  []struct {
-				Function struct{ Name, Arguments string } `json:"function"`
-			} `json:"tool_calls"`
-		}
+		var m chattext.Message
 		if json.Unmarshal(raw, &m) != nil {
 			out = append(out, shownMessage{Role: "?", Text: string(raw)})
 			continue

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/chattext"
 	"github.com/robby-go/robby/internal/httpapi"
 )
 
@@ -135,7 +136,7 @@ func uiMessages(msgs []robby.Message) []wireMessage {
 	}
 	for _, m := range msgs {
 		seq := strconv.FormatInt(m.Seq, 10)
-		var sm httpapi.StoredMessage
+		var sm chattext.Message
 		if m.Chat != nil && json.Unmarshal(m.Chat, &sm) != nil {
 			continue
 		}
@@ -167,7 +168,7 @@ func uiMessages(msgs []robby.Message) []wireMessage {
 }
 
 // addStep adds an assistant message's text and calls to cur, as a step.
-func addStep(cur *wireMessage, sm *httpapi.StoredMessage, calls map[string]int) {
+func addStep(cur *wireMessage, sm *chattext.Message, calls map[string]int) {
 	cur.Parts = append(cur.Parts, wirePart{Type: "step-start"})
 	if t := sm.Text(); t != "" {
 		cur.Parts = append(cur.Parts, wirePart{Type: "text", Text: t, State: "done"})

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 
 	"github.com/openai/openai-go/v3"
@@ -25,42 +24,6 @@ func AssistantMessage(text string, calls []Call) openai.ChatCompletionMessagePar
 				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: c.Arguments}}})
 	}
 	return openai.ChatCompletionMessageParamUnion{OfAssistant: &m}
-}
-
-// StoredMessage is what a UI reads of a stored chat message.
-type StoredMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCalls  []StoredCall    `json:"tool_calls"`
-	ToolCallID string          `json:"tool_call_id"`
-}
-
-// StoredCall is a tool call of a stored assistant message.
-type StoredCall struct {
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// Text returns the message's text: its content string, or its text parts
-// joined.
-func (m *StoredMessage) Text() string {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type, Text string
-	}
-	json.Unmarshal(m.Content, &parts)
-	for _, p := range parts {
-		if p.Type == "text" {
-			s += p.Text
-		}
-	}
-	return s
 }
 
 // WireUsage is a run's usage as the UIs read it: robby.Usage's fields,
