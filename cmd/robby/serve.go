@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/agui"
@@ -43,14 +44,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	storePath := fs.String("store", "", "SQLite file that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses) (default: none kept)")
 	insecure := fs.Bool("insecure-no-token", false, "serve without a token on an address other than loopback: anyone who reaches it runs the agent and its tools")
 	var origins []string
-	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", func(v string) error {
-		for o := range strings.SplitSeq(v, ",") {
-			if o = strings.TrimSpace(o); o != "" {
-				origins = append(origins, o)
-			}
-		}
-		return nil
-	})
+	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&origins))
 	maxMessages := fs.Int("max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	steps := fs.Bool("show-tools", false, "stream tool steps to clients as reasoning")
 	heartbeat := fs.Duration("heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
@@ -62,11 +56,8 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := tokens.complete(*tokenFile, *addr, *insecure); err != nil {
 		return err
 	}
-	if *heartbeat <= 0 {
-		return fmt.Errorf("-heartbeat is %v: it must be positive", *heartbeat)
-	}
-	if *maxMessages < 1 {
-		return fmt.Errorf("-max-messages is %d: it must be at least 1", *maxMessages)
+	if err := checkServeLimits(*heartbeat, *maxMessages); err != nil {
+		return err
 	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
@@ -108,6 +99,30 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	warnOpen(stderr, *addr, len(tokens) > 0)
 	return serveHTTP(ctx, ln, handler, stderr)
+}
+
+// appendOrigins is the -cors flag's setter: origins repeated or separated
+// with commas.
+func appendOrigins(origins *[]string) func(string) error {
+	return func(v string) error {
+		for o := range strings.SplitSeq(v, ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				*origins = append(*origins, o)
+			}
+		}
+		return nil
+	}
+}
+
+// checkServeLimits refuses a heartbeat or a message limit that cannot work.
+func checkServeLimits(heartbeat time.Duration, maxMessages int) error {
+	if heartbeat <= 0 {
+		return fmt.Errorf("-heartbeat is %v: it must be positive", heartbeat)
+	}
+	if maxMessages < 1 {
+		return fmt.Errorf("-max-messages is %d: it must be at least 1", maxMessages)
+	}
+	return nil
 }
 
 // complete adds the tokens of file and, when none is given, of ROBBY_TOKEN.

@@ -113,6 +113,18 @@ func run(ctx context.Context, w io.Writer) error {
 	summary(w, "result", res)
 	fmt.Fprintf(w, "   the conversation holds %d messages\n", len(agent.Messages()))
 
+	if err := limits(ctx, w, model, newAgent); err != nil {
+		return err
+	}
+	if n := model.Pending(); n > 0 {
+		return fmt.Errorf("%d scripted replies were not used", n)
+	}
+	return nil
+}
+
+// limits shows the turn limit, then the final answer it can force, on
+// agents that newAgent builds.
+func limits(ctx context.Context, w io.Writer, model *robbytest.Server, newAgent func(...robby.Option) (*robby.Agent, error)) error {
 	//   3. A model that never stops calling tools meets WithMaxTurns. The run
 	//     ends with ErrMaxTurns and the partial result.
 	heading(w, "3. WithMaxTurns(2), and the model keeps calling tools")
@@ -125,7 +137,7 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	defer limited.Close()
-	res, err = stream(ctx, w, limited, "Say hello to the whole crew")
+	res, err := stream(ctx, w, limited, "Say hello to the whole crew")
 	if !errors.Is(err, robby.ErrMaxTurns) {
 		return fmt.Errorf("want ErrMaxTurns, got %v", err)
 	}
@@ -156,10 +168,6 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "   tools offered on turn 2: %s\n", offered)
 	summary(w, "result", res)
-
-	if n := model.Pending(); n > 0 {
-		return fmt.Errorf("%d scripted replies were not used", n)
-	}
 	return nil
 }
 
