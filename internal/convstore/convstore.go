@@ -1,7 +1,6 @@
-// Package convstore holds what the SQL implementations of robby.Store
-// share: checks of their input, IDs, times and list cursors. It stands on
-// the floor under the root: the stores hand it their values, converted
-// ([Usage]) or field by field.
+// Package convstore holds what the SQL stores share: input checks, IDs,
+// times and list cursors. It does not import the root. The stores hand it
+// their values, converted ([Usage]) or field by field.
 package convstore
 
 import (
@@ -33,8 +32,8 @@ func Limit(n, def int) int {
 }
 
 // CheckMessages reports a message that is neither a JSON object nor an
-// error record, or whose usage is negative. parts gives a message's chat
-// JSON, error text and usage.
+// error record, or whose usage is negative. parts gives a message's
+// chat, error and usage.
 func CheckMessages[M any](msgs []M, parts func(M) (json.RawMessage, string, Usage)) error {
 	for i, m := range msgs {
 		if err := checkMessage(parts(m)); err != nil {
@@ -94,10 +93,10 @@ func DecodeCursor(s string) (c Cursor, ok bool, err error) {
 	return Cursor{Updated: time.UnixMicro(us).UTC(), ID: id}, true, nil
 }
 
-// Migrate brings a store's tables to the last of migrations; migrations[i] goes
-// from version i to i+1. It runs inside the caller's transaction, which should
-// keep other processes from migrating at the same time. exec runs a statement;
-// queryInt runs a query returning one integer.
+// Migrate brings a store's tables to the last of migrations. migrations[i]
+// goes from version i to i+1. It runs in the caller's transaction, which
+// should keep other processes from migrating at once. exec runs a
+// statement. queryInt runs a query returning one integer.
 func Migrate(ctx context.Context, migrations []string,
 	exec func(ctx context.Context, sql string) error,
 	queryInt func(ctx context.Context, sql string) (int, error)) error {
@@ -126,8 +125,8 @@ func Migrate(ctx context.Context, migrations []string,
 }
 
 // Page cuts a page of limit conversations from the limit+1 read. It
-// returns the cursor of the next page, if there is one, which at gives
-// of the page's last conversation.
+// returns the next page's cursor, if any. at gives a conversation's
+// cursor.
 func Page[C any](read []C, limit int, at func(C) Cursor) ([]C, string) {
 	if len(read) <= limit {
 		return read, ""
@@ -135,8 +134,8 @@ func Page[C any](read []C, limit int, at func(C) Cursor) ([]C, string) {
 	return read[:limit], at(read[limit-1]).Encode()
 }
 
-// CheckFork reports a fork at message n of the conversation id, which
-// holds held messages, that cannot be made.
+// CheckFork refuses a fork at message n of conversation id, which holds
+// held messages, when n is out of range.
 func CheckFork(id string, held, n int64) error {
 	if n < 0 || n > held {
 		return fmt.Errorf("fork of %q at message %d: it holds %d", id, n, held)

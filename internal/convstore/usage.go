@@ -6,13 +6,13 @@ import (
 )
 
 // UsageColumns are the columns that keep a robby.Usage, in the order of
-// [Usage.Args] and [Usage.Dest]. The conversations keep their total in them, and the
-// messages the usage of the model calls that wrote each.
+// [Usage.Args] and [Usage.Dest]. A conversation keeps its total there. A
+// message keeps the usage of the calls that wrote it.
 const UsageColumns = `prompt_tokens, completion_tokens, total_tokens, cached_prompt_tokens, reasoning_tokens, cost`
 
-// Usage has robby.Usage's fields: a store converts one to the other,
-// convstore.Usage(u) or (*convstore.Usage)(&u), and the compiler keeps
-// the two alike.
+// Usage has robby.Usage's fields. A store converts one to the other:
+// convstore.Usage(u) or (*convstore.Usage)(&u). The compiler keeps the
+// two alike.
 type Usage struct {
 	PromptTokens       int64
 	CompletionTokens   int64
@@ -42,8 +42,8 @@ func (u Usage) check() error {
 	return nil
 }
 
-// SumUsage returns the usage of msgs together, summed by U's Add (robby's
-// saturates).
+// SumUsage returns the usage of msgs together. U's Add sums it; robby's
+// saturates.
 func SumUsage[M any, U interface{ Add(U) U }](msgs []M, usage func(M) U) U {
 	var sum U
 	for _, m := range msgs {

@@ -48,10 +48,10 @@ type Notice struct {
 	Total    float64 `json:"total,omitempty"`
 }
 
-// Compaction is what compaction did to a request, as the UIs read it:
-// robby.Compaction's fields, converted (Compaction[robby.Usage](*c)).
-// U, its Usage's type, keeps this package off the root; the summary and
-// its usage are not sent.
+// Compaction is what compaction did to a request, as the UIs read it. It
+// has robby.Compaction's fields: Compaction[robby.Usage](*c) converts.
+// U, its Usage's type, keeps the root out. The summary and its usage are
+// not sent.
 type Compaction[U any] struct {
 	Policy          string `json:"policy"`
 	Retry           bool   `json:"retry,omitempty"`
@@ -65,9 +65,9 @@ type Compaction[U any] struct {
 	Usage           U      `json:"-"`
 }
 
-// Stopped names the limit that err ended a run at, "budget" or
-// "max_turns", given the errors of those limits; or "". A run stopped so
-// replies with its partial result, cut short, not with an error.
+// Stopped names the limit err ended a run at: "budget", "max_turns" or
+// "". budget and maxTurns are those limits' errors. A run stopped so
+// replies with its partial result, not with an error.
 func Stopped(err, budget, maxTurns error) string {
 	switch {
 	case errors.Is(err, budget):

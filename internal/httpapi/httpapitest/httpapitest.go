@@ -1,5 +1,6 @@
 // Package httpapitest holds what the tests of robby's HTTP endpoints
-// share: a scripted model, a request with a token, a stream read until a part.
+// share. It starts a scripted model, sends requests with a token, and
+// reads a stream until a part.
 package httpapitest
 
 import (
@@ -21,8 +22,8 @@ func NewServer(t *testing.T, replies ...robbytest.Reply) *robbytest.Server {
 	return srv
 }
 
-// Do sends a request, with a bearer token unless token is empty, and a JSON
-// body unless body is. Its body is closed with the test.
+// Do sends a request. It has a bearer token unless token is empty, and a
+// JSON body unless body is. Its body is closed with the test.
 func Do(t *testing.T, url, method, token, body string) *http.Response {
 	t.Helper()
 	return DoContext(t.Context(), t, url, method, token, body)
@@ -45,7 +46,7 @@ func DoContext(ctx context.Context, t *testing.T, url, method, token, body strin
 	return resp
 }
 
-// ReadUntil reads body until it has held sub, and fails the test if it
+// ReadUntil reads body until it has held sub. It fails the test if body
 // ends first.
 func ReadUntil(t *testing.T, body interface{ Read([]byte) (int, error) }, sub string) {
 	t.Helper()
