@@ -54,60 +54,6 @@ func (a *Agent) execute(ctx context.Context, ts *toolset, calls []ToolCall, resu
 	}
 }
 
-// runTools runs the calls of one turn. It reports each call, and each
-// result as soon as it is known. It returns the results with the usage of
-// the agents the tools ran. On the final turn no tool is offered, so no
-// call is run.
-//
-// Each result is saved to the run's stored conversation, if any, as soon as
-// it is known.
-func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) ([]ToolResult, Usage) {
-	if emit != nil { // the event's copy of each call is an allocation
-		for _, c := range calls {
-			emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
-		}
-	}
-	results := make([]ToolResult, len(calls))
-	if final {
-		for i, c := range calls {
-			results[i].Call = c
-			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), 0, nil, i)
-			j.saveResult(ctx, results[i])
-		}
-		return results, Usage{}
-	}
-	spent := &agentUsage{caller: a}
-	ctx = context.WithValue(ctx, agentUsageKey{}, spent)
-	if emit == nil && j == nil {
-		a.execute(ctx, ts, calls, results, nil)
-		return results, spent.total()
-	}
-	done := make(chan int, len(calls))
-	sink := &eventSink{ch: make(chan Event, 64)}
-	if emit != nil {
-		ctx = context.WithValue(ctx, sinkKey{}, sink)
-	}
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		a.execute(ctx, ts, calls, results, done)
-	}()
-	for left := len(calls); left > 0; {
-		select {
-		case i := <-done:
-			left--
-			sink.flush(emit, turn)
-			j.saveResult(ctx, results[i])
-			emitEvent(emit, Event{Kind: EventToolResult, Turn: turn, ToolCall: &results[i].Call, ToolResult: &results[i]})
-		case e := <-sink.ch:
-			e.Turn = turn
-			emitEvent(emit, e)
-		}
-	}
-	<-finished
-	return results, spent.total()
-}
-
 // execute runs calls concurrently, at most ts.limit of them, and fills
 // results in call order. The calls past the limit get ErrToolLimit. If
 // done is not nil, the index of each result is sent on it once it is
