@@ -92,6 +92,9 @@ func answerRun(base runConfig, mode AnswerMode, as *schemas.Answer, tool string,
 	rc.typed, rc.results = nil, results
 	switch mode {
 	case AnswerNative:
+		if base.params != nil && hasFormat(base.params) {
+			break // the caller's own response_format, as it is: a client's name, strict or json_object
+		}
 		if base.params == nil {
 			rc.format = as // the agent's parameters and as's response_format, kept: typedHeads
 			break
@@ -100,11 +103,11 @@ func answerRun(base runConfig, mode AnswerMode, as *schemas.Answer, tool string,
 		params.ResponseFormat = as.ResponseFormat()
 		rc.params = &params
 	case AnswerTool:
-		rc.caller = []openai.FunctionDefinitionParam{{
+		rc.caller = append(slices.Clip(base.caller), openai.FunctionDefinitionParam{
 			Name:        tool,
 			Description: openai.String("Give your final answer: call this once you know it, with the answer as the arguments."),
 			Parameters:  as.Params,
-		}}
+		})
 	case AnswerPrompted:
 		rc.system = append(slices.Clip(rc.system), systemJSON("Answer with a single JSON object that fits this JSON Schema, and nothing else:\n"+string(as.Raw)))
 	}
@@ -202,3 +205,9 @@ const (
 	answerToolName  = "final_answer"
 	answerToolOther = "robby_final_answer"
 )
+
+// hasFormat reports whether p asks for JSON itself, with a json_schema or
+// json_object response_format. Native mode then sends it as it is.
+func hasFormat(p *openai.ChatCompletionNewParams) bool {
+	return p.ResponseFormat.OfJSONSchema != nil || p.ResponseFormat.OfJSONObject != nil
+}

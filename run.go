@@ -86,7 +86,7 @@ var errStopped = errors.New("robby: stream consumer stopped")
 func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit func(Event) bool) (*Result, error) {
 	rc, err := newRunConfig(opts)
 	if err == nil && rc.typed != nil {
-		err = errTypedOption
+		return a.schemaRun(ctx, prompt, opts, rc.typed, emit)
 	}
 	if err != nil {
 		return new(Result), err

@@ -300,8 +300,9 @@ func keepExtra(p *openai.ChatCompletionNewParams, params map[string]json.RawMess
 	return nil
 }
 
-// errTypedOption refuses a typed run's option given to another run.
-var errTypedOption = errors.New("robby: WithAnswerMode, WithMaxRepairs and WithAnswerSchema are options of RunTyped and StreamTyped")
+// errTypedOption refuses a typed run's option given to another run
+// without a schema.
+var errTypedOption = errors.New("robby: WithAnswerMode and WithMaxRepairs are options of RunTyped, StreamTyped and a run with WithAnswerSchema")
 
 // A toolIdentity is the name and description of the tool an agent runs
 // as. Its runs' spans carry them.

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/robby-go/robby/internal/jsonstream"
@@ -67,6 +68,14 @@ func WithMaxRepairs(n int) RunOption {
 // from the type. It is for answers whose shape is known only at run time:
 // decode them into json.RawMessage or map[string]any. The schema must
 // describe an object.
+//
+// Given to [Agent.Run], [Agent.Stream], [Agent.Resume] or
+// [Agent.ResumeStream], it makes that run end as [RunTyped] does, with
+// [WithAnswerMode] and [WithMaxRepairs] if given. The answer's JSON is
+// [Result.Text]. Unlike a typed run, such a run may offer caller-run tools
+// ([WithCallerTools]): it ends on their calls without an answer, as any
+// run does. In native mode, a json_schema or json_object response_format
+// of [WithRunParams] is sent as it is, in place of the schema's.
 func WithAnswerSchema(schema map[string]any) RunOption {
 	return typedOption(func(c *typedConfig) error {
 		c.schema = schemas.AnswerFrom(schema)
@@ -117,7 +126,7 @@ func (e *AnswerError) Is(target error) bool { return target == ErrInvalidAnswer 
 // The turn limit applies to each answer asked for. The [Result] sums the
 // turns, tool calls and usage of all of them and is never nil.
 func RunTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOption) (T, *Result, error) {
-	res, answer, err := a.typed(ctx, prompt, opts, reflect.TypeFor[T](), func() any { return new(T) }, nil)
+	res, answer, err := a.typed(ctx, promptMessage(prompt), typedOnly(opts), reflect.TypeFor[T](), func() any { return new(T) }, nil)
 	if err != nil {
 		return *new(T), res, err
 	}
@@ -189,7 +198,7 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 			}
 			return true
 		}
-		res, answer, err := a.typed(ctx, prompt, opts, reflect.TypeFor[T](), func() any { return new(T) }, emit)
+		res, answer, err := a.typed(ctx, promptMessage(prompt), typedOnly(opts), reflect.TypeFor[T](), func() any { return new(T) }, emit)
 		if stopped {
 			return
 		}
@@ -201,20 +210,45 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 	}
 }
 
+// schemaRun is a run of Run, Stream, Resume or ResumeStream given
+// [WithAnswerSchema]: it ends on an answer that fits the schema, whose JSON
+// is the result's Text, or on calls of caller-run tools.
+func (a *Agent) schemaRun(ctx context.Context, prompt messages, opts []RunOption, tc *typedConfig, emit func(Event) bool) (*Result, error) {
+	if tc.schema == nil {
+		return new(Result), errTypedOption
+	}
+	res, answer, err := a.typed(ctx, prompt, opts, rawMessageType, func() any { return new(json.RawMessage) }, emit)
+	if answer != nil {
+		res.Text = string(*answer.(*json.RawMessage))
+	}
+	return res, err
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// typedOnly adds to the options of RunTyped and StreamTyped the refusal of
+// caller-run tools: those runs end on their answer.
+func typedOnly(opts []RunOption) []RunOption {
+	return append(slices.Clip(opts), func(rc *runConfig) error {
+		if len(rc.caller) > 0 {
+			return errors.New("robby: WithCallerTools: a typed run cannot end on calls of the caller's tools")
+		}
+		return nil
+	})
+}
+
 // typed runs the loop until the model gives an answer that fits the
 // schema, repairing and falling back as tc says. It returns it decoded
 // into a value from newAnswer, a pointer of type t. It holds the
 // conversation throughout, so no other run comes between an answer and
-// its repair.
-func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (res *Result, answer any, err error) {
+// its repair. A run with caller-run tools may end on their calls instead:
+// then the answer is nil, and so is the error.
+func (a *Agent) typed(ctx context.Context, prompt messages, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (res *Result, answer any, err error) {
 	res = new(Result)
 	if a == nil {
 		return res, nil, errNilAgent
 	}
 	base, err := newRunConfig(opts)
-	if err == nil && len(base.caller) > 0 {
-		err = errors.New("robby: WithCallerTools: a typed run cannot end on calls of the caller's tools")
-	}
 	if err != nil {
 		return res, nil, err
 	}
@@ -242,7 +276,7 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		mode = a.autoMode(ctx)
 	}
 	tool := a.answerTool(ctx)
-	pending, results := promptMessage(prompt), base.results
+	pending, results := prompt, base.results
 	for attempt := 1; ; {
 		rc := answerRun(base, mode, as, tool, results)
 		r, err := a.runHeld(ctx, pending, &rc, offsetTurns(emit, res.Turns))
@@ -256,6 +290,10 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 				continue
 			}
 			return res, nil, err
+		}
+		if callerCalls(r.Pending, tool) {
+			res.Pending = r.Pending
+			return res, nil, nil // the caller runs them, and the run goes on later
 		}
 		raw, callID := answerText(mode, r, tool)
 		answer := newAnswer()
@@ -277,6 +315,17 @@ func (a *Agent) typed(ctx context.Context, prompt string, opts []RunOption, t re
 		attempt++
 		pending, results = repairMessage(mode, tool, callID, failures)
 	}
+}
+
+// callerCalls reports whether a run ended on calls of caller-run tools
+// other than the answer tool.
+func callerCalls(pending []ToolCall, tool string) bool {
+	for _, c := range pending {
+		if c.Name != tool {
+			return true
+		}
+	}
+	return false
 }
 
 // answerText finds the answer in a run's result: the arguments of the

@@ -15,6 +15,7 @@ import (
 	"github.com/robby-go/robby/internal/chatwire"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -463,7 +464,7 @@ func TestTypedOptionsAreRefusedElsewhere(t *testing.T) {
 	srv := newServer(t)
 	a := newTestAgent(t, srv, WithTools(addTool))
 	_, err := a.Run(context.Background(), "hi", WithAnswerMode(AnswerTool))
-	assert.ErrorIs(t, err, errTypedOption)
+	assert.ErrorIs(t, err, errTypedOption, "a mode without a schema")
 	_, _, err = RunTyped[city](context.Background(), a, "hi", WithMaxRepairs(-1))
 	assert.ErrorContains(t, err, "robby: WithMaxRepairs: -1 repairs")
 	_, _, err = RunTyped[city](context.Background(), a, "hi", WithAnswerSchema(map[string]any{"type": "string"}))
@@ -485,6 +486,34 @@ func TestRunTypedKeepsTheRunOptions(t *testing.T) {
 	assert.Equal(t, []string{"final_answer", "robby_final_answer"}, req.Tools, "the agent's tool keeps its name")
 	assert.Equal(t, "Today is Monday.", req.Messages[0].Content)
 	assert.Contains(t, string(req.Body), `"temperature":0.25`)
+}
+
+// TestRunWithAnswerSchema: a plain run given a schema ends on an answer
+// that fits it, repaired, as a typed run does, or on calls of the
+// caller's tools. A response_format of the caller's is sent as it is.
+func TestRunWithAnswerSchema(t *testing.T) {
+	srv := newServer(t)
+	a := newTestAgent(t, srv)
+	schema := map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}},
+		"required": []any{"name"}, "additionalProperties": false}
+	ask := openai.FunctionDefinitionParam{Name: "ask_user"}
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("ask_user", `{}`)))
+	res, err := a.Run(context.Background(), "Name a city", WithAnswerSchema(schema), WithCallerTools(ask))
+	require.NoError(t, err)
+	require.Len(t, res.Pending, 1, "the run ends on the caller's call")
+	assert.Empty(t, res.Text)
+
+	srv.Reply(robbytest.Text(`{"city":"Paris"}`), robbytest.Text(`{"name":"Paris"}`))
+	format := openai.ChatCompletionNewParams{ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{
+		OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}
+	res, err = a.Resume(context.Background(), WithAnswerSchema(schema), WithCallerTools(ask), WithRunParams(format),
+		WithToolResults(ToolResult{Call: res.Pending[0], Output: "Paris, please"}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"name":"Paris"}`, res.Text)
+	assert.Equal(t, 2, res.Turns, "one repair")
+	reqs := srv.Requests()
+	assert.JSONEq(t, `{"type":"json_object"}`, string(reqs[1].ResponseFormat))
+	assert.Contains(t, string(reqs[2].Body), "name", "the repair says what is wrong")
 }
 
 // TestStreamTypedPartialsFromTheAnswerTool: in tool mode the answer's

@@ -58,14 +58,14 @@ func externalCalls(calls []robby.ToolCall, indexed bool) []wireToolCall {
 
 // complete writes a plain reply.
 func (cr *chatReply) complete(res *robby.Result, err error) {
-	msg := &wireMessage{Role: "assistant", ToolCalls: externalCalls(res.Pending, false)}
+	msg := &wireReplyMessage{Role: "assistant", ToolCalls: externalCalls(res.Pending, false)}
 	if res.Text != "" || len(res.Pending) == 0 {
 		msg.Content = &res.Text
 	}
 	fr := finishReason(res, err)
 	httpapi.WriteJSON(cr.w, http.StatusOK, wireCompletion{
 		ID: cr.id, Object: "chat.completion", Created: cr.created, Model: cr.model,
-		Choices: []wireChoice{{Message: msg, FinishReason: &fr}},
+		Choices: []wireChoice{{Message: msg, FinishReason: &fr, Logprobs: json.RawMessage("null")}},
 		Usage:   usageWire(res.Usage),
 	})
 }

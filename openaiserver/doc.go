@@ -49,7 +49,20 @@
 //     input holds calls and outputs of the client's tools only. Only the model
 //     calls the agent's tools: such an item is refused with 400;
 //   - temperature, top_p, max_output_tokens, parallel_tool_calls, store (default
-//     true) and previous_response_id.
+//     true) and previous_response_id;
+//   - text.format: structured output. A json_schema format (with its name,
+//     description and strict) or json_object becomes the model request's
+//     response_format, as the client gave it. The answer is checked as a typed
+//     run's ([robby.WithAnswerSchema]). One that does not fit goes back to the
+//     model to be repaired. A model that takes no response_format answers
+//     through a final_answer tool, or a prompt. The output is the answer alone.
+//     An answer that never fits fails the response with the code
+//     invalid_answer, naming what is wrong. The response echoes text, as
+//     OpenAI's does;
+//   - conversation: the response runs in a conversation of the Conversations
+//     API (below). The model reads its items, then the input. The input is
+//     appended to it at once, the output when the run ends. Such a response
+//     is kept in its conversation only: it is not read back by its own ID.
 //
 // A response is streamed or not, or runs in the background. A stream sends
 // response.created and response.in_progress at once, before the model is asked,
@@ -65,10 +78,25 @@
 // it with GET; cancel or [Handler.Close] stops it. With [Options.Background], it
 // runs on a runner (durable workflows) that outlives the handler.
 //
-// Built-in tools (web search, files, ...), conversation, prompt, reasoning,
-// max_tool_calls, top_logprobs, a tool_choice other than "auto" and a text format
-// other than plain text are refused with 400. Other parameters (user, include,
-// ...) are accepted and change nothing.
+// Built-in tools (web search, files, ...), prompt, reasoning, max_tool_calls,
+// top_logprobs, a tool_choice other than "auto" and a text.verbosity other than
+// "medium" are refused with 400, naming the member. Other parameters (user,
+// include, ...) are accepted and change nothing.
+//
+// # Conversations
+//
+// The Conversations API shows each user's stored conversations, with a
+// [robby.Store]: POST /v1/conversations (with up to 20 items and metadata),
+// GET, POST (its metadata) and DELETE /v1/conversations/{id}, GET and POST
+// /v1/conversations/{id}/items, GET and DELETE
+// /v1/conversations/{id}/items/{item_id}. Items are paged as input items are.
+// A conversation is a robby.Conversation: those of stored responses and of the
+// chat page are conversations too. A user never sees another's: they are
+// answered 404. Stored messages never change, so a deleted item is recorded in
+// the conversation's metadata. It is left out of the items, and of what the
+// model reads. A deleted function call is left out with its output, and an
+// output with its call. The metadata a client sees leaves out the endpoint's
+// own keys (those starting with "openaiserver.").
 //
 // A stored response reads back (GET) as its creator last saw it. Its record holds
 // its status, usage, instructions, previous_response_id, parameters and metadata,

@@ -37,9 +37,11 @@ type Options struct {
 	Tokens map[string]string
 	// Store keeps the responses of POST /v1/responses, each a conversation of
 	// the user who made it. A client can then continue one
-	// (previous_response_id), read it or delete it. Without a store, responses
-	// are not kept: previous_response_id is refused, and GET and DELETE find
-	// nothing. Closing the store is the caller's job.
+	// (previous_response_id), read it or delete it. It also keeps the
+	// Conversations API's conversations. Without a store, responses are not
+	// kept: previous_response_id and conversation are refused, GET and DELETE
+	// find nothing, and /v1/conversations is refused. Closing the store is the
+	// caller's job.
 	Store robby.Store
 	// Heartbeat is how often a stored response's run notes in the store that it
 	// goes on (default [DefaultHeartbeat]). A response may still read
@@ -93,6 +95,16 @@ type Options struct {
 //	POST   /v1/responses
 //	GET    /v1/responses/{id}
 //	DELETE /v1/responses/{id}
+//	GET    /v1/responses/{id}/input_items
+//	POST   /v1/responses/{id}/cancel
+//	POST   /v1/conversations
+//	GET    /v1/conversations/{id}
+//	POST   /v1/conversations/{id}
+//	DELETE /v1/conversations/{id}
+//	GET    /v1/conversations/{id}/items
+//	POST   /v1/conversations/{id}/items
+//	GET    /v1/conversations/{id}/items/{item_id}
+//	DELETE /v1/conversations/{id}/items/{item_id}
 //
 // A chat completion is a conversation of its own: the client sends the messages.
 // The agent the request's model names runs its whole loop over them, with its
@@ -165,6 +177,14 @@ func New(agents map[string]*robby.Agent, opts Options) *Handler {
 	h.mux.HandleFunc("DELETE /v1/responses/{id}", h.deleteResponse)
 	h.mux.HandleFunc("GET /v1/responses/{id}/input_items", h.inputItems)
 	h.mux.HandleFunc("POST /v1/responses/{id}/cancel", h.cancelResponse)
+	h.mux.HandleFunc("POST /v1/conversations", h.createConversation)
+	h.mux.HandleFunc("GET /v1/conversations/{id}", h.getConversation)
+	h.mux.HandleFunc("POST /v1/conversations/{id}", h.updateConversation)
+	h.mux.HandleFunc("DELETE /v1/conversations/{id}", h.deleteConversation)
+	h.mux.HandleFunc("GET /v1/conversations/{id}/items", h.listConversationItems)
+	h.mux.HandleFunc("POST /v1/conversations/{id}/items", h.addConversationItems)
+	h.mux.HandleFunc("GET /v1/conversations/{id}/items/{item}", h.getConversationItem)
+	h.mux.HandleFunc("DELETE /v1/conversations/{id}/items/{item}", h.deleteConversationItem)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
 			fmt.Sprintf("Unknown request URL: %s %s", r.Method, r.URL.Path))

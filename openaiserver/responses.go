@@ -68,6 +68,16 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
 	}
+	if req.background && req.format != nil && h.opts.Background != nil {
+		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", "text.format",
+			"'text.format' (structured output) is not supported in a background response on a server whose background runs are durable.")
+		return
+	}
+	if req.background && req.conversation != "" {
+		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", "conversation",
+			"'conversation' is not supported in a background response.")
+		return
+	}
 	if req.background && (!req.store || h.opts.Store == nil || req.wire.Stream) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request",
 			"'background' needs a response the server keeps (\"store\": true, on a server with a store: robby serve -store), not streamed.")
@@ -75,7 +85,11 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	run, err := h.prepare(r.Context(), httpapi.User(r), agent, req)
 	if err != nil {
-		h.refuse(w, r, err, "previous_response_id")
+		param := "previous_response_id"
+		if req.conversation != "" {
+			param = "conversation"
+		}
+		h.refuse(w, r, err, param)
 		return
 	}
 	if req.background {
@@ -84,6 +98,9 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	reply := &responsesReply{w: w, resp: run.resp}
+	if run.into != "" {
+		defer func() { h.keepOutput(ctx, run, reply.res) }()
+	}
 	if run.conversation != "" {
 		var end func()
 		ctx, _, end = h.runs.start(ctx, run.resp.ID) // a new ID: never registered already
@@ -146,6 +163,9 @@ type responseRun struct {
 	user, conversation string
 	job                BackgroundJob // the run, for a BackgroundRunner
 	stored             int64         // the messages of the conversation before the run's
+	// into is the conversation of the Conversations API the response runs
+	// in, which gets its output when it ends: keepOutput.
+	into string
 }
 
 // prepare makes the run of a response. It loads the previous response's
@@ -160,10 +180,14 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	run := &responseRun{resp: newResponse(req), user: user}
 	var prev robby.Conversation
 	var history []openai.ChatCompletionMessageParamUnion
-	if p := req.wire.PreviousResponseID; p != nil {
-		if prev, history, err = h.previous(ctx, user, *p); err != nil {
-			return nil, err
-		}
+	switch p := req.wire.PreviousResponseID; {
+	case req.conversation != "":
+		prev, history, err = h.inConversation(ctx, user, req.conversation)
+	case p != nil:
+		prev, history, err = h.previous(ctx, user, *p)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if err := onlyClientCalls(agent, history, input); err != nil {
 		return nil, invalid("invalid_request", "%v", err)
@@ -173,15 +197,18 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 		return nil, err
 	}
 	run.job = BackgroundJob{Agent: req.wire.Model, Messages: all, CallerTools: req.tools, Params: req.params}
-	run.opts = []robby.RunOption{robby.WithRunParams(req.params), robby.WithCallerTools(req.tools...)}
+	run.opts = append([]robby.RunOption{robby.WithRunParams(req.params), robby.WithCallerTools(req.tools...)}, req.format...)
 	if in := req.wire.Instructions; in != nil && *in != "" {
 		run.opts = append(run.opts, robby.WithRunSystem(*in))
 		run.job.Instructions = *in
 	}
 	run.conv = agent.Clone()
-	if !req.store || h.opts.Store == nil {
+	if req.conversation != "" || !req.store || h.opts.Store == nil {
 		run.conv.Reset()
 		run.conv.AddMessages(all...)
+		if req.conversation != "" {
+			return run, h.joinConversation(ctx, run, prev, raws)
+		}
 		run.resp.ID = responsePrefix + randid.Alnum(24)
 		return run, nil
 	}
@@ -307,7 +334,7 @@ func newResponse(req *responsesRequest) wireResponse {
 		Model: req.wire.Model, Instructions: req.wire.Instructions, PreviousResponseID: req.wire.PreviousResponseID,
 		Temperature: req.wire.Temperature, TopP: req.wire.TopP, MaxOutputTokens: req.wire.MaxOutputTokens,
 		ParallelToolCalls: true, ToolChoice: "auto", Tools: req.wire.Tools, Output: []wireOutputItem{}, Metadata: req.wire.Metadata,
-		Background: req.background}
+		Background: req.background, Text: req.text}
 	if resp.Tools == nil {
 		resp.Tools = []wireTool{}
 	}

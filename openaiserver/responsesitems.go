@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/robby-go/robby"
@@ -23,21 +24,8 @@ const (
 
 // inputItems answers GET /v1/responses/{id}/input_items.
 func (h *Handler) inputItems(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit := defaultItemsLimit
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxItemsLimit {
-			writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "limit",
-				fmt.Sprintf("Invalid 'limit': expected an integer from 1 to %d, got %q.", maxItemsLimit, s))
-			return
-		}
-		limit = n
-	}
-	order := q.Get("order")
-	if order != "" && order != "asc" && order != "desc" {
-		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "order",
-			fmt.Sprintf("Invalid 'order': expected 'asc' or 'desc', got %q.", order))
+	q, ok := listQuery(w, r)
+	if !ok {
 		return
 	}
 	id := r.PathValue("id")
@@ -46,26 +34,66 @@ func (h *Handler) inputItems(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, err, "")
 		return
 	}
-	items := h.historyItems(c, msgs[:start])
-	if order != "asc" {
-		for i, j := 0, len(items)-1; i < j; i, j = i+1, j-1 {
-			items[i], items[j] = items[j], items[i]
-		}
+	page, ok := q.page(h.historyItems(c, msgs[:start]))
+	if !ok {
+		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "after",
+			fmt.Sprintf("No input item with id '%s' in response '%s'.", q.after, id))
+		return
 	}
-	if after := q.Get("after"); after != "" {
-		i := indexOf(items, after)
+	httpapi.WriteJSON(w, http.StatusOK, page)
+}
+
+// itemsQuery is how a client pages a list of items: OpenAI's after, limit
+// and order.
+type itemsQuery struct {
+	after string
+	limit int
+	asc   bool
+}
+
+// listQuery reads r's paging parameters, or answers 400 and returns false.
+func listQuery(w http.ResponseWriter, r *http.Request) (itemsQuery, bool) {
+	q := r.URL.Query()
+	lq := itemsQuery{after: q.Get("after"), limit: defaultItemsLimit}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxItemsLimit {
+			writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "limit",
+				fmt.Sprintf("Invalid 'limit': expected an integer from 1 to %d, got %q.", maxItemsLimit, s))
+			return lq, false
+		}
+		lq.limit = n
+	}
+	switch order := q.Get("order"); order {
+	case "asc":
+		lq.asc = true
+	case "", "desc":
+	default:
+		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "order",
+			fmt.Sprintf("Invalid 'order': expected 'asc' or 'desc', got %q.", order))
+		return lq, false
+	}
+	return lq, true
+}
+
+// page returns the page of items (given oldest first) that q asks for.
+// It returns false when no item has q's after.
+func (q itemsQuery) page(items []wireItem) (wireItemList, bool) {
+	if !q.asc {
+		slices.Reverse(items)
+	}
+	if q.after != "" {
+		i := indexOf(items, q.after)
 		if i < 0 {
-			writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "invalid_value", "after",
-				fmt.Sprintf("No input item with id '%s' in response '%s'.", after, id))
-			return
+			return wireItemList{}, false
 		}
 		items = items[i+1:]
 	}
-	page := wireItemList{Object: "list", Data: items[:min(limit, len(items))], HasMore: len(items) > limit}
+	page := wireItemList{Object: "list", Data: items[:min(q.limit, len(items))], HasMore: len(items) > q.limit}
 	if n := len(page.Data); n > 0 {
-		page.FirstID, page.LastID = page.Data[0].ID, page.Data[n-1].ID
+		page.FirstID, page.LastID = &page.Data[0].ID, &page.Data[n-1].ID
 	}
-	httpapi.WriteJSON(w, http.StatusOK, page)
+	return page, true
 }
 
 func indexOf(items []wireItem, id string) int {
@@ -105,7 +133,7 @@ func (h *Handler) historyItems(c robby.Conversation, msgs []robby.Message) []wir
 		case "assistant":
 			if t := chattext.Content(m.Content); t != "" {
 				items = append(items, wireItem{ID: "msg_" + id, Type: "message", Status: "completed", Role: "assistant",
-					Content: []wireItemPart{{Type: "output_text", Text: t, Annotations: []any{}}}})
+					Content: []wireItemPart{{Type: "output_text", Text: t, Annotations: []any{}, Logprobs: []any{}}}})
 			}
 			for j, call := range m.ToolCalls {
 				if own[call.Function.Name] {

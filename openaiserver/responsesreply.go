@@ -1,6 +1,7 @@
 package openaiserver
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ type responsesReply struct {
 	started bool             // the stream's headers were written
 	text    *strings.Builder // the open message's text, nil when none is open
 	items   int              // the output items streamed
+	res     *robby.Result    // the run's, once it ended
 }
 
 // complete writes a plain reply.
@@ -37,6 +39,7 @@ func (rr *responsesReply) complete(res *robby.Result, err error) {
 
 // done sets the response's output, usage and status, as the run ended.
 func (rr *responsesReply) done(res *robby.Result, err error) {
+	rr.res = res
 	raws := make([]json.RawMessage, 0, len(res.Messages))
 	for _, m := range res.Messages {
 		if raw, err := m.MarshalJSON(); err == nil {
@@ -44,6 +47,11 @@ func (rr *responsesReply) done(res *robby.Result, err error) {
 		}
 	}
 	rr.resp.Output = outputItems(rr.resp.ID, raws)
+	if rr.resp.Text.structured() && err == nil && len(res.Pending) == 0 {
+		// The answer alone: not the answers repaired before it, nor the
+		// answer tool's call.
+		rr.resp.Output = []wireOutputItem{messageItem(rr.resp.ID, 0, res.Text, "completed")}
+	}
 	u := &wireResponsesUsage{InputTokens: res.Usage.PromptTokens, OutputTokens: res.Usage.CompletionTokens,
 		TotalTokens: res.Usage.TotalTokens}
 	u.InputTokensDetails.CachedTokens = res.Usage.CachedPromptTokens
@@ -112,7 +120,7 @@ func messageItem(id string, i int, text, status string) wireOutputItem {
 }
 
 func outputText(text string) wireOutputText {
-	return wireOutputText{Type: "output_text", Text: text, Annotations: []any{}}
+	return wireOutputText{Type: "output_text", Text: text, Annotations: []any{}, Logprobs: []any{}}
 }
 
 func callItem(id string, i int, c wireToolCall, status string) wireOutputItem {
@@ -197,15 +205,18 @@ func (rr *responsesReply) finish(res *robby.Result, err error) {
 	rr.done(res, err)
 	for i := rr.items; i < len(rr.resp.Output); i++ {
 		item := rr.resp.Output[i]
-		if item.Type != "function_call" {
-			continue // a message the stream did not show: its text came in no event
+		if item.Type == "message" { // the structured answer, when it came in no text event
+			rr.delta(item.Content[0].Text)
+			rr.closeText()
+			continue
 		}
 		added := item
 		empty := ""
 		added.Status, added.Arguments = "in_progress", &empty
 		rr.event(wireEvent{Type: "response.output_item.added", OutputIndex: &i, Item: &added})
 		rr.event(wireEvent{Type: "response.function_call_arguments.delta", OutputIndex: &i, ItemID: item.ID, Delta: item.Arguments})
-		rr.event(wireEvent{Type: "response.function_call_arguments.done", OutputIndex: &i, ItemID: item.ID, Arguments: item.Arguments})
+		rr.event(wireEvent{Type: "response.function_call_arguments.done", OutputIndex: &i, ItemID: item.ID, Name: item.Name,
+			Arguments: item.Arguments})
 		rr.event(wireEvent{Type: "response.output_item.done", OutputIndex: &i, Item: &item})
 	}
 	kind := "response.completed"
@@ -241,12 +252,17 @@ func (rr *responsesReply) cancelled() {
 // event and response.failed, as OpenAI does.
 func (rr *responsesReply) fail(err error, requestID string) {
 	status, msg := httpapi.UpstreamError(err, requestID, apiError)
+	typ, code := "upstream_error", ""
+	if ans, ok := errors.AsType[*robby.AnswerError](err); ok {
+		typ, code = "server_error", "invalid_answer"
+		msg = fmt.Sprintf("The model's answer does not fit 'text.format' after %d answers: %s", ans.Attempts, strings.Join(ans.Failures, "; "))
+	}
 	rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
 	if !rr.started {
-		writeAPIError(rr.w, status, "upstream_error", "", msg)
+		writeAPIError(rr.w, status, typ, code, msg)
 		return
 	}
 	rr.closeText()
-	rr.event(wireEvent{Type: "error", Code: "upstream_error", Message: msg})
+	rr.event(wireEvent{Type: "error", Code: cmp.Or(code, "upstream_error"), Message: msg, Param: json.RawMessage("null")})
 	rr.event(wireEvent{Type: "response.failed", Response: &rr.resp})
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby"
 )
 
 // responsesRequest is a Responses request as the endpoint runs it. Its input is
@@ -22,6 +24,11 @@ type responsesRequest struct {
 	input      []chatMessage // in order
 	tools      []openai.FunctionDefinitionParam
 	params     openai.ChatCompletionNewParams
+	text       wireText // the text member, echoed
+	// conversation names the conversation of the Conversations API the
+	// response runs in, if any.
+	conversation string
+	format       []robby.RunOption // structured output's schema: responsesformat.go
 }
 
 // chatMessage is a chat-completions message as robby stores it, made of
@@ -63,7 +70,7 @@ func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error
 	for _, p := range []struct {
 		name string
 		v    json.RawMessage
-	}{{"conversation", w.Conversation}, {"prompt", w.Prompt}, {"text", w.Text},
+	}{{"prompt", w.Prompt},
 		{"tool_choice", w.ToolChoice}, {"reasoning", w.Reasoning}, {"max_tool_calls", w.MaxToolCalls},
 		{"top_logprobs", w.TopLogprobs}} {
 		if !isNull(p.v) && !harmless(p.name, p.v) {
@@ -79,6 +86,12 @@ func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error
 		}
 	}
 	var err error
+	if req.conversation, err = conversationID(w.Conversation); err != nil {
+		return nil, err
+	}
+	if req.conversation != "" && w.PreviousResponseID != nil {
+		return nil, invalid("invalid_request", "'conversation' and 'previous_response_id' cannot both be given.")
+	}
 	if req.input, err = decodeInput(req.wire.Input, maxItems); err != nil {
 		return nil, err
 	}
@@ -101,7 +114,34 @@ func decodeResponsesRequest(body []byte, maxItems int) (*responsesRequest, error
 	if w.ParallelToolCalls != nil {
 		req.params.ParallelToolCalls = openai.Bool(*w.ParallelToolCalls)
 	}
+	if req.text, req.format, err = decodeText(w.Text, &req.params); err != nil {
+		return nil, err
+	}
 	return req, nil
+}
+
+// conversationID reads a request's conversation: its ID, or an object
+// with its ID.
+func conversationID(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var id string
+	if raw[0] == '{' {
+		var ref struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(raw, &ref) != nil {
+			return "", invalid("invalid_request", "'conversation' must be an ID or an object with an 'id'.")
+		}
+		id = ref.ID
+	} else if json.Unmarshal(raw, &id) != nil {
+		return "", invalid("invalid_request", "'conversation' must be an ID or an object with an 'id'.")
+	}
+	if id == "" {
+		return "", invalid("invalid_request", "'conversation' must name a conversation.")
+	}
+	return id, nil
 }
 
 // harmless reports whether an unsupported member asks for what the
@@ -110,13 +150,6 @@ func harmless(name string, v json.RawMessage) bool {
 	switch name {
 	case "tool_choice":
 		return string(v) == `"auto"`
-	case "text":
-		var t struct {
-			Format *struct {
-				Type string `json:"type"`
-			} `json:"format"`
-		}
-		return json.Unmarshal(v, &t) == nil && (t.Format == nil || t.Format.Type == "text")
 	}
 	return false
 }

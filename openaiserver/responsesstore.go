@@ -12,12 +12,15 @@ import (
 
 // metadataKey holds a stored response in its conversation's metadata, as JSON.
 // It is the response object without its output, which the messages hold: its
-// status, parameters and usage.
+// status, parameters and usage. A completed structured answer keeps its
+// output: the messages hold the answers repaired before it too.
 const metadataKey = "openaiserver.response"
 
 // responseMetadata returns the conversation metadata recording resp.
 func responseMetadata(resp wireResponse) (map[string]string, error) {
-	resp.Output = nil
+	if !resp.Text.structured() || resp.Status != "completed" {
+		resp.Output = nil // a structured answer is kept: the messages hold its repairs too
+	}
 	b, err := json.Marshal(resp)
 	if err != nil {
 		return nil, err
@@ -104,6 +107,9 @@ func (h *Handler) stored(ctx context.Context, user, id, requestID string) (wireR
 		}
 	}
 	resp.ID, resp.Store = id, true
+	if resp.Text.Format == nil { // recorded before text was
+		resp.Text = plainText
+	}
 	if resp.Status == "in_progress" && h.stale(c, id) {
 		if resp.Background && h.opts.Background != nil {
 			h.adopt(ctx, user, resp, requestID)
@@ -123,7 +129,9 @@ func (h *Handler) stored(ctx context.Context, user, id, requestID string) (wireR
 		}
 		own = append(own, m.Chat)
 	}
-	resp.Output = outputItems(id, own)
+	if len(resp.Output) == 0 {
+		resp.Output = outputItems(id, own)
+	}
 	return resp, nil
 }
 

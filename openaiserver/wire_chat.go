@@ -27,7 +27,16 @@ type wireRequestToolCall struct {
 	} `json:"function"`
 }
 
-// wireMessage is the assistant message of a reply, or a delta of it.
+// wireReplyMessage is the assistant message of a reply. Content and refusal
+// are null when it has none, as OpenAI's.
+type wireReplyMessage struct {
+	Role      string         `json:"role"`
+	Content   *string        `json:"content"`
+	Refusal   *string        `json:"refusal"`
+	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+// wireMessage is a delta of the assistant message of a streamed reply.
 type wireMessage struct {
 	Role             string         `json:"role,omitempty"`
 	Content          *string        `json:"content,omitempty"`
@@ -60,10 +69,11 @@ type wireUsage struct {
 }
 
 type wireChoice struct {
-	Index        int          `json:"index"`
-	Message      *wireMessage `json:"message,omitempty"`
-	Delta        *wireMessage `json:"delta,omitempty"`
-	FinishReason *string      `json:"finish_reason"`
+	Index        int               `json:"index"`
+	Message      *wireReplyMessage `json:"message,omitempty"`
+	Delta        *wireMessage      `json:"delta,omitempty"`
+	FinishReason *string           `json:"finish_reason"`
+	Logprobs     json.RawMessage   `json:"logprobs,omitempty"` // null in a reply, absent in a chunk
 }
 
 type wireCompletion struct {

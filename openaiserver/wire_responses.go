@@ -67,26 +67,28 @@ type wireInputPart struct {
 
 // wireResponse is a response object.
 type wireResponse struct {
-	ID                 string              `json:"id"`
-	Object             string              `json:"object"`
-	CreatedAt          int64               `json:"created_at"`
-	Status             string              `json:"status"`
-	Error              *wireResponseError  `json:"error"`
-	IncompleteDetails  *wireIncomplete     `json:"incomplete_details"`
-	Instructions       *string             `json:"instructions"`
-	MaxOutputTokens    *int64              `json:"max_output_tokens"`
-	Model              string              `json:"model"`
-	Output             []wireOutputItem    `json:"output"`
-	ParallelToolCalls  bool                `json:"parallel_tool_calls"`
-	PreviousResponseID *string             `json:"previous_response_id"`
-	Store              bool                `json:"store"`
-	Temperature        *float64            `json:"temperature"`
-	TopP               *float64            `json:"top_p"`
-	ToolChoice         string              `json:"tool_choice"`
-	Tools              []wireTool          `json:"tools"`
-	Usage              *wireResponsesUsage `json:"usage"`
-	Metadata           map[string]any      `json:"metadata"`
-	Background         bool                `json:"background,omitempty"`
+	ID                 string               `json:"id"`
+	Object             string               `json:"object"`
+	CreatedAt          int64                `json:"created_at"`
+	Status             string               `json:"status"`
+	Error              *wireResponseError   `json:"error"`
+	IncompleteDetails  *wireIncomplete      `json:"incomplete_details"`
+	Instructions       *string              `json:"instructions"`
+	MaxOutputTokens    *int64               `json:"max_output_tokens"`
+	Model              string               `json:"model"`
+	Output             []wireOutputItem     `json:"output"`
+	ParallelToolCalls  bool                 `json:"parallel_tool_calls"`
+	PreviousResponseID *string              `json:"previous_response_id"`
+	Store              bool                 `json:"store"`
+	Temperature        *float64             `json:"temperature"`
+	TopP               *float64             `json:"top_p"`
+	ToolChoice         string               `json:"tool_choice"`
+	Tools              []wireTool           `json:"tools"`
+	Usage              *wireResponsesUsage  `json:"usage,omitempty"`
+	Metadata           map[string]any       `json:"metadata"`
+	Background         bool                 `json:"background,omitempty"`
+	Text               wireText             `json:"text"`
+	Conversation       *wireConversationRef `json:"conversation"`
 }
 
 // wireResponseError is why a response failed.
@@ -107,7 +109,7 @@ type wireOutputItem struct {
 	Type      string           `json:"type"`
 	Status    string           `json:"status"`
 	Role      string           `json:"role,omitempty"`
-	Content   []wireOutputText `json:"content,omitempty"`
+	Content   []wireOutputText `json:"content,omitzero"` // [] in a message, even empty
 	CallID    string           `json:"call_id,omitempty"`
 	Name      string           `json:"name,omitempty"`
 	Arguments *string          `json:"arguments,omitempty"`
@@ -118,12 +120,14 @@ type wireOutputText struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
 	Annotations []any  `json:"annotations"`
+	Logprobs    []any  `json:"logprobs"`
 }
 
 type wireResponsesUsage struct {
 	InputTokens        int64 `json:"input_tokens"`
 	InputTokensDetails struct {
-		CachedTokens int64 `json:"cached_tokens"`
+		CachedTokens     int64 `json:"cached_tokens"`
+		CacheWriteTokens int64 `json:"cache_write_tokens"`
 	} `json:"input_tokens_details"`
 	OutputTokens        int64 `json:"output_tokens"`
 	OutputTokensDetails struct {
@@ -152,18 +156,20 @@ type wireEvent struct {
 	Part           *wireOutputText `json:"part,omitempty"`
 	Delta          *string         `json:"delta,omitempty"`
 	Text           *string         `json:"text,omitempty"`
+	Name           string          `json:"name,omitempty"` // of the function whose arguments are done
 	Arguments      *string         `json:"arguments,omitempty"`
-	Logprobs       []any           `json:"logprobs,omitempty"`
+	Logprobs       []any           `json:"logprobs,omitzero"` // [] in text events
 	Code           string          `json:"code,omitempty"`
 	Message        string          `json:"message,omitempty"`
+	Param          json.RawMessage `json:"param,omitempty"` // null in an error event
 }
 
 // wireItemList is a page of GET /v1/responses/{id}/input_items.
 type wireItemList struct {
 	Object  string     `json:"object"`
 	Data    []wireItem `json:"data"`
-	FirstID string     `json:"first_id,omitempty"`
-	LastID  string     `json:"last_id,omitempty"`
+	FirstID *string    `json:"first_id"`
+	LastID  *string    `json:"last_id"`
 	HasMore bool       `json:"has_more"`
 }
 
@@ -174,7 +180,7 @@ type wireItem struct {
 	Type      string         `json:"type"`
 	Status    string         `json:"status"`
 	Role      string         `json:"role,omitempty"`
-	Content   []wireItemPart `json:"content,omitempty"`
+	Content   []wireItemPart `json:"content,omitzero"`
 	CallID    string         `json:"call_id,omitempty"`
 	Name      string         `json:"name,omitempty"`
 	Arguments *string        `json:"arguments,omitempty"`
@@ -188,5 +194,6 @@ type wireItemPart struct {
 	Text        string `json:"text,omitempty"`
 	ImageURL    string `json:"image_url,omitempty"`
 	Detail      string `json:"detail,omitempty"`
-	Annotations []any  `json:"annotations,omitempty"`
+	Annotations []any  `json:"annotations,omitzero"` // [] in output_text
+	Logprobs    []any  `json:"logprobs,omitzero"`    // [] in output_text
 }
