@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/robby-go/robby/internal/randid"
 	"github.com/robby-go/robby/temporal"
@@ -40,44 +38,6 @@ func (d *durableFlags) dial(stderr io.Writer) (client.Client, error) {
 		return nil, fmt.Errorf("connecting to Temporal at %s: %w", d.addr, err)
 	}
 	return c, nil
-}
-
-func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("worker", "robby worker -temporal HOST:PORT [flags]",
-		"Serves the agent to durable runs on Temporal: runs their model requests and tool calls, as activities,\n"+
-			"until interrupted. The model flags and keys are the worker's alone: runs started with\n"+
-			"'robby run -temporal' carry only the prompt.", agentEnv)
-	var f agentFlags
-	var d durableFlags
-	f.register(cmd.fs)
-	d.register(cmd.fs, "HOST:PORT of the Temporal frontend (required)")
-	if err := cmd.parse(args, stdout, stderr); err != nil {
-		return err
-	}
-	if d.addr == "" {
-		cmd.usage(stderr)
-		return usageError{errors.New("worker needs -temporal HOST:PORT")}
-	}
-	agent, err := f.newAgent(stderr)
-	if err != nil {
-		return err
-	}
-	defer f.close()
-	defer agent.Close()
-	c, err := d.dial(stderr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	w := worker.New(c, d.queue, worker.Options{})
-	temporal.Register(w, temporal.Agents{durableAgent: agent}, temporal.Options{})
-	stop := make(chan any)
-	go func() { <-ctx.Done(); close(stop) }()
-	fmt.Fprintf(stderr, "robby worker: %s at %s for task queue %q on %s\n", f.model, f.baseURL, d.queue, d.addr)
-	if err := w.Run(stop); err != nil {
-		return fmt.Errorf("worker: %w", err)
-	}
-	return nil
 }
 
 // durableRun starts (or, with -workflow-id, attaches to) a durable run of
