@@ -4,26 +4,33 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
+	"slices"
 	"strings"
 
 	"github.com/robby-go/robby"
 )
 
-func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := newCommand("chat", "robby chat [flags]",
-		"Holds a conversation: one prompt a line from stdin, each answer streamed to stdout, tool steps to stderr.\n"+
-			"Exits with status 1 if the last answer failed.",
-		agentEnv, []string{storeEnv + "\tthe sessions' file, when -store is not given"})
+var chatCommand = commandSpec{
+	name: "chat", synopsis: "robby chat [flags]",
+	summary: "hold a conversation, one prompt a line; -session NAME keeps it across restarts",
+	about: "Holds a conversation: one prompt a line from stdin, each answer streamed to stdout, tool steps to stderr.\n" +
+		"A line /name runs the MCP prompt name, /help lists them. With -session NAME, the conversation is saved message\n" +
+		"by message in -store; run it again with the same name to continue. Exits with status 1 if the last answer failed.",
+	env: slices.Concat(agentEnv, []string{storeEnv + "\tthe sessions' file, when -store is not given"}), setup: setupChat,
+}
+
+func setupChat(c *command) func(context.Context) error {
 	var f agentFlags
 	f.kb.modes = true
-	fs := cmd.fs
-	f.register(fs)
-	session := fs.String("session", "", "keep the conversation under this name in the store, across restarts")
-	storePath := fs.String("store", defaultStorePath(), "SQLite file of the sessions (env "+storeEnv+")")
-	if err := cmd.parse(args, stdout, stderr); err != nil {
-		return err
-	}
+	f.register(c.fs)
+	session := c.fs.String("session", "", "keep the conversation under this name in the store, across restarts")
+	storePath := c.fs.String("store", defaultStorePath(), "SQLite file of the sessions (env "+storeEnv+")")
+	return func(ctx context.Context) error { return chat(ctx, c, &f, *session, *storePath) }
+}
+
+// chat holds the conversation of robby chat.
+func chat(ctx context.Context, c *command, f *agentFlags, session, storePath string) error {
+	stdin, stdout, stderr := c.stdin, c.stdout, c.stderr
 	agent, err := f.newAgent(stderr)
 	if err != nil {
 		return err
@@ -31,15 +38,15 @@ func chatCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	defer f.close()
 	defer agent.Close()
 	var opts []robby.RunOption // of every run
-	if *session != "" {
-		store, err := openStore(ctx, *storePath)
+	if session != "" {
+		store, err := openStore(ctx, storePath)
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		opts = append(opts, robby.WithConversation(store, "", *session))
-		if c, _, err := store.Load(ctx, "", *session); err == nil {
-			fmt.Fprintf(stderr, "session %q: %d messages, last on %s.\n", *session, c.Messages, c.Updated.Local().Format("2006-01-02 15:04"))
+		opts = append(opts, robby.WithConversation(store, "", session))
+		if conv, _, err := store.Load(ctx, "", session); err == nil {
+			fmt.Fprintf(stderr, "session %q: %d messages, last on %s.\n", session, conv.Messages, conv.Updated.Local().Format("2006-01-02 15:04"))
 		}
 	}
 	prompts := loadPromptCommands(ctx, agent, stderr)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ import (
 // subcommand, on stdout, with the environment variables it reads, and
 // exits 0.
 func TestHelpOnEveryCommand(t *testing.T) {
-	for _, name := range []string{"run", "chat", "serve", "mcp", "index"} {
+	for _, name := range []string{"run", "chat", "serve", "mcp", "index", "eval", "worker"} {
 		for _, flag := range []string{"-h", "-help", "--help"} {
 			t.Run(name+flag, func(t *testing.T) {
 				var stdout, stderr bytes.Buffer
@@ -57,6 +58,41 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	assert.Equal(t, 2, exitCode(err, &stderr), "a bad flag is a usage error")
 	assert.Contains(t, stderr.String(), "usage: robby run")
 	assert.Equal(t, 1, strings.Count(stderr.String(), "flag provided but not defined: -no-such-flag"), stderr.String())
+}
+
+// TestHelpReadsTheTable: robby -h lists every command of the table with
+// its summary, and robby help CMD prints what CMD -h prints.
+func TestHelpReadsTheTable(t *testing.T) {
+	var usage bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"-h"}, nil, &usage, io.Discard))
+	for _, spec := range commands() {
+		assert.Regexp(t, `(?m)^  `+spec.name+` +`+regexp.QuoteMeta(spec.summary)+`$`, usage.String())
+		var help, flagHelp, stderr bytes.Buffer
+		err := run(t.Context(), []string{"help", spec.name}, nil, &help, &stderr)
+		require.NoError(t, err, stderr.String())
+		require.NoError(t, run(t.Context(), []string{spec.name, "-h"}, nil, &flagHelp, io.Discard))
+		assert.Equal(t, flagHelp.String(), help.String(), spec.name)
+		assert.True(t, strings.HasPrefix(help.String(), "usage: robby "+spec.name), help.String())
+	}
+	var help bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"help"}, nil, &help, io.Discard))
+	assert.Equal(t, usage.String(), help.String())
+
+	var stderr bytes.Buffer
+	err := run(t.Context(), []string{"help", "fly"}, nil, io.Discard, &stderr)
+	assert.Equal(t, 2, exitCode(err, &stderr))
+	assert.Contains(t, stderr.String(), `unknown command "fly"`)
+}
+
+// TestNoArgumentsWhereNoneAreTaken: a command that takes no arguments
+// refuses one rather than ignoring it.
+func TestNoArgumentsWhereNoneAreTaken(t *testing.T) {
+	for _, args := range [][]string{{"serve", "8080"}, {"chat", "hello"}, {"mcp", "-http", "x"}, {"worker", "q"}} {
+		var stderr bytes.Buffer
+		err := run(t.Context(), args, nil, io.Discard, &stderr)
+		assert.Equal(t, 2, exitCode(err, &stderr), args)
+		assert.Contains(t, stderr.String(), "takes no arguments besides its flags", args)
+	}
 }
 
 // TestOneRobbyPrefix: an error of the library, which begins "robby: "

@@ -1,22 +1,39 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"text/tabwriter"
 )
 
-// A command is a subcommand's flags and help: what -h prints, the same way
-// for every subcommand.
+// A commandSpec is one entry of robby's command table, which usage, help
+// and dispatch read.
+type commandSpec struct {
+	name      string
+	synopsis  string   // the usage line after "usage: "
+	summary   string   // what it does, in a line, for robby's usage
+	about     string   // what it does, for its help
+	env       []string // the environment variables it reads: "NAME\twhat"
+	takesArgs bool     // whether it takes arguments besides its flags
+	// setup registers the command's flags and returns the function that
+	// runs it, once they are parsed.
+	setup func(c *command) func(ctx context.Context) error
+}
+
+// A command is one run of a subcommand: its flags, its arguments and its
+// standard streams.
 type command struct {
-	fs       *flag.FlagSet
-	synopsis string   // the usage line after "usage: "
-	about    string   // what the command does
-	env      []string // the environment variables it reads: "NAME\twhat"
+	*commandSpec
+	fs             *flag.FlagSet
+	args           []string // the arguments besides the flags, once parsed
+	stdin          io.Reader
+	stdout, stderr io.Writer
 }
 
 // The environment variables the commands read, as their help lists them.
@@ -37,37 +54,64 @@ var (
 	}, oauthEnv, embeddingsEnv, otelEnv)
 )
 
-// newCommand makes a command that reads the environment variables env.
-func newCommand(name, synopsis, about string, env ...[]string) *command {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// newCommand sets spec up for one run: it registers the flags and returns
+// the command and the function that runs it.
+func newCommand(spec *commandSpec, stdin io.Reader, stdout, stderr io.Writer) (*command, func(context.Context) error) {
+	fs := flag.NewFlagSet(spec.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, help printed by usage
 	fs.Usage = func() {}
-	return &command{fs: fs, synopsis: synopsis, about: about, env: slices.Concat(env...)}
+	c := &command{commandSpec: spec, fs: fs, stdin: stdin, stdout: stdout, stderr: stderr}
+	return c, spec.setup(c)
 }
 
 // errHelpShown ends a command whose help was asked for and printed.
 var errHelpShown = errors.New("help shown")
 
-// parse parses args. -h prints the help to stdout and returns errHelpShown;
-// a bad flag prints it to stderr and returns a usageError.
-func (c *command) parse(args []string, stdout, stderr io.Writer) error {
-	err := c.fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		c.usage(stdout)
-		return errHelpShown
-	case err != nil:
-		c.usage(stderr)
-		return usageError{err}
+// parse parses args: flags before and after the arguments, as in
+// robby run "hi" -model m; after "--", all are arguments. -h prints the help
+// to stdout and returns errHelpShown; a bad flag prints it to stderr and
+// returns a usageError.
+func (c *command) parse(args []string) error {
+	for {
+		err := c.fs.Parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			c.usage(c.stdout)
+			return errHelpShown
+		case err != nil:
+			c.usage(c.stderr)
+			if c.takesArgs && strings.HasPrefix(err.Error(), "flag provided but not defined") {
+				err = fmt.Errorf("%w (an argument that starts with - goes after --)", err)
+			}
+			return usageError{err}
+		}
+		rest := c.fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			c.args = append(c.args, rest...)
+			break
+		}
+		c.args, args = append(c.args, rest[0]), rest[1:]
+	}
+	if len(c.args) > 0 && !c.takesArgs {
+		c.usage(c.stderr)
+		return usageError{fmt.Errorf("robby %s takes no arguments besides its flags, not %q", c.name, c.args[0])}
 	}
 	return nil
 }
 
+// usage prints the command's help: its usage line, what it does, its
+// flags and the environment variables it reads.
 func (c *command) usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: %s\n\n%s\n\nFlags:\n", c.synopsis, c.about)
 	c.fs.SetOutput(w)
 	c.fs.PrintDefaults()
 	c.fs.SetOutput(io.Discard)
+	if len(c.env) == 0 {
+		return
+	}
 	fmt.Fprintln(w, "\nEnvironment:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, e := range c.env {

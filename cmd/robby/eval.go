@@ -58,25 +58,37 @@ func (f *evalFlags) check() error {
 	return nil
 }
 
-func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("eval", "robby eval [flags] cases.jsonl|cases.yaml",
-		"Runs each case of the dataset on the agent (-repeat times), scores the runs with the checks the file names,\n"+
-			"prints a table, and writes the report (-o JSON, -html page). See docs/EVALS.md.\n"+
-			"Without an endpoint (no -base-url, no OPENAI_BASE_URL), cases with a script in their metadata run against\n"+
-			"a scripted model, in process. Exit status: 0 if every case passed (and none regressed), 1 if one failed\n"+
-			"or regressed (as -fail-on says) or the eval could not run, 2 for a bad command line.", agentEnv)
+var evalCommand = commandSpec{
+	name: "eval", synopsis: "robby eval [flags] cases.jsonl|cases.yaml", takesArgs: true,
+	summary: "run a dataset of cases (JSONL or YAML) on the agent and report how it did",
+	about: "Runs each case of the dataset on the agent (-repeat times), scores the runs with the checks the file names,\n" +
+		"prints a table, and writes the report (-o JSON, -html page). See docs/EVALS.md.\n" +
+		"Without an endpoint (no -base-url, no OPENAI_BASE_URL), cases with a script in their metadata run against\n" +
+		"a scripted model, in process. Exit status: 0 if every case passed (and none regressed), 1 if one failed\n" +
+		"or regressed (as -fail-on says) or the eval could not run, 2 for a bad command line.",
+	env: agentEnv, setup: setupEval,
+}
+
+func setupEval(c *command) func(context.Context) error {
 	var (
 		f  agentFlags
 		sf schemaFlags
 		ef evalFlags
 	)
-	f.register(cmd.fs)
-	sf.register(cmd.fs, "a JSON Schema file: each answer must be JSON that fits it (compared with expected_value)")
-	ef.register(cmd.fs)
-	file, err := parseInterleaved(cmd, args, stdout, stderr)
-	if err != nil {
-		return err
+	f.register(c.fs)
+	sf.register(c.fs, "a JSON Schema file: each answer must be JSON that fits it (compared with expected_value)")
+	ef.register(c.fs)
+	return func(ctx context.Context) error {
+		if len(c.args) != 1 {
+			c.usage(c.stderr)
+			return usageError{fmt.Errorf("eval needs one dataset file, not %d", len(c.args))}
+		}
+		return evaluate(ctx, c, &f, &sf, &ef)
 	}
+}
+
+// evaluate runs robby eval on the dataset c names.
+func evaluate(ctx context.Context, c *command, f *agentFlags, sf *schemaFlags, ef *evalFlags) error {
 	if err := ef.check(); err != nil {
 		return usageError{err}
 	}
@@ -84,30 +96,9 @@ func evalCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	e := &evalRun{flags: &f, ef: &ef, typed: typed, file: file, stdout: stdout, stderr: stderr}
+	e := &evalRun{flags: f, ef: ef, typed: typed, file: c.args[0], stdout: c.stdout, stderr: c.stderr}
 	defer e.close()
-	return e.run(ctx, endpointGiven(cmd.fs))
-}
-
-// parseInterleaved parses flags before and after the one argument, the
-// dataset, as in robby eval cases.jsonl -repeat 5.
-func parseInterleaved(cmd *command, args []string, stdout, stderr io.Writer) (string, error) {
-	var files []string
-	for {
-		if err := cmd.parse(args, stdout, stderr); err != nil {
-			return "", err
-		}
-		args = cmd.fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		files, args = append(files, args[0]), args[1:]
-	}
-	if len(files) != 1 {
-		cmd.usage(stderr)
-		return "", usageError{fmt.Errorf("eval needs one dataset file, not %d", len(files))}
-	}
-	return files[0], nil
+	return e.run(ctx, endpointGiven(c.fs))
 }
 
 // endpointGiven reports whether the command line or the environment

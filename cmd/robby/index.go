@@ -5,33 +5,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
-func indexCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("index", "robby index -kb FILE [flags] DIR...",
-		"Indexes the Markdown, HTML and text files under each DIR (or the files named) into FILE.\n"+
-			"Run it again to bring FILE up to date: changed files are re-indexed, deleted ones removed.\n"+
-			"A file that cannot be indexed is skipped and named; the others are indexed, and the exit status is 1.",
-		endpointEnv, embeddingsEnv)
-	fs := cmd.fs
+var indexCommand = commandSpec{
+	name: "index", synopsis: "robby index -kb FILE [flags] DIR...", takesArgs: true,
+	summary: "index folders of documents into a knowledge base, which -kb gives the agent",
+	about: "Indexes the Markdown, HTML and text files under each DIR (or the files named) into FILE.\n" +
+		"Run it again to bring FILE up to date: changed files are re-indexed, deleted ones removed.\n" +
+		"A file that cannot be indexed is skipped and named; the others are indexed, and the exit status is 1.",
+	env: slices.Concat(endpointEnv, embeddingsEnv), setup: setupIndex,
+}
+
+func setupIndex(c *command) func(context.Context) error {
 	var f kbFlags
-	f.register(fs)
-	baseURL := fs.String("base-url", envOr("OPENAI_BASE_URL", defaultBaseURL), "endpoint of the embedding model, if -embed-url is not set (env OPENAI_BASE_URL)")
-	apiKey := fs.String("api-key", envOr("OPENAI_API_KEY", ""), "API key of the embeddings endpoint (env OPENAI_API_KEY)")
-	if err := cmd.parse(args, stdout, stderr); err != nil {
-		return err
+	f.register(c.fs)
+	baseURL := c.fs.String("base-url", envOr("OPENAI_BASE_URL", defaultBaseURL), "endpoint of the embedding model, if -embed-url is not set (env OPENAI_BASE_URL)")
+	apiKey := c.fs.String("api-key", envOr("OPENAI_API_KEY", ""), "API key of the embeddings endpoint (env OPENAI_API_KEY)")
+	return func(ctx context.Context) error {
+		if f.file == "" || len(c.args) == 0 {
+			c.usage(c.stderr)
+			return usageError{errors.New("index needs -kb FILE and at least one DIR")}
+		}
+		return index(ctx, &f, *baseURL, *apiKey, c.args, c.stdout)
 	}
-	if f.file == "" || fs.NArg() == 0 {
-		cmd.usage(stderr)
-		return usageError{errors.New("index needs -kb FILE and at least one DIR")}
-	}
-	kb, err := f.open(*baseURL, *apiKey)
+}
+
+// index indexes dirs into the knowledge base of f.
+func index(ctx context.Context, f *kbFlags, baseURL, apiKey string, dirs []string, stdout io.Writer) error {
+	kb, err := f.open(baseURL, apiKey)
 	if err != nil {
 		return err
 	}
 	defer kb.Close()
 	var errs []error
-	for _, dir := range fs.Args() {
+	for _, dir := range dirs {
 		rep, err := kb.AddDir(ctx, dir)
 		skipped := ""
 		if rep.Skipped > 0 {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,29 +20,49 @@ import (
 // loopback only, next to serve's port.
 const defaultMCPAddr = "127.0.0.1:8090"
 
-func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := newCommand("mcp", "robby mcp [flags]",
-		"Serves the agent as the MCP tool "+mcpserver.ToolName+", over stdio, or with -http over streamable HTTP at /mcp.\n"+
-			"With -http it listens on "+defaultMCPAddr+"; on any other address it needs a bearer token\n"+
-			"(-token or ROBBY_TOKEN), or -insecure-no-token. With -schema FILE, "+mcpserver.ToolName+" declares the schema as its\n"+
-			"output schema and answers with JSON that fits it, as structured content.",
-		tokenEnv, agentEnv)
-	fs := cmd.fs
-	var f agentFlags
-	var sf schemaFlags
-	f.register(fs)
-	sf.register(fs, "a JSON Schema file (of an object): the ask tool's output schema; each answer is JSON validated against it, returned as structured content")
-	useHTTP := fs.Bool("http", false, "serve streamable HTTP on -addr instead of stdio")
-	addr := fs.String("addr", defaultMCPAddr, "address to listen on with -http")
-	token := fs.String("token", os.Getenv("ROBBY_TOKEN"), "bearer token HTTP clients must send (env ROBBY_TOKEN)")
-	insecure := fs.Bool("insecure-no-token", false, "allow -http off loopback without a token")
-	name := fs.String("name", "robby", "the server's name, as hosts show it")
-	desc := fs.String("description", mcpserver.DefaultDescription, "the ask tool's description, which the host's model reads")
-	if err := cmd.parse(args, stdout, stderr); err != nil {
-		return err
-	}
-	if *useHTTP {
-		if err := needToken(*addr, *token != "", *insecure); err != nil {
+var mcpCommand = commandSpec{
+	name: "mcp", synopsis: "robby mcp [flags]",
+	summary: "serve the agent as an MCP server (its tool: " + mcpserver.ToolName + "), over stdio or -http",
+	about: "Serves the agent as the MCP tool " + mcpserver.ToolName + ", over stdio, or with -http over streamable HTTP at /mcp.\n" +
+		"With -http it listens on " + defaultMCPAddr + "; on any other address it needs a bearer token\n" +
+		"(-token or ROBBY_TOKEN), or -insecure-no-token. With -schema FILE, " + mcpserver.ToolName + " declares the schema as its\n" +
+		"output schema and answers with JSON that fits it, as structured content.",
+	env: slices.Concat(tokenEnv, agentEnv), setup: setupMCP,
+}
+
+// mcpFlags are robby mcp's flags.
+type mcpFlags struct {
+	agentFlags
+	schema            schemaFlags
+	http              bool
+	addr, token       string
+	insecure          bool
+	name, description string
+}
+
+func (m *mcpFlags) register(fs *flag.FlagSet) {
+	m.agentFlags.register(fs)
+	m.schema.register(fs, "a JSON Schema file (of an object): the ask tool's output schema; each answer is JSON validated against it, returned as structured content")
+	fs.BoolVar(&m.http, "http", false, "serve streamable HTTP on -addr instead of stdio")
+	fs.StringVar(&m.addr, "addr", defaultMCPAddr, "address to listen on with -http")
+	fs.StringVar(&m.token, "token", os.Getenv("ROBBY_TOKEN"), "bearer token HTTP clients must send (env ROBBY_TOKEN)")
+	fs.BoolVar(&m.insecure, "insecure-no-token", false, "allow -http off loopback without a token")
+	fs.StringVar(&m.name, "name", "robby", "the server's name, as hosts show it")
+	fs.StringVar(&m.description, "description", mcpserver.DefaultDescription, "the ask tool's description, which the host's model reads")
+}
+
+func setupMCP(c *command) func(context.Context) error {
+	var m mcpFlags
+	m.register(c.fs)
+	return func(ctx context.Context) error { return m.serve(ctx, c.stdin, c.stdout, c.stderr) }
+}
+
+// serve serves the agent over MCP until ctx is done or, on stdio, the host
+// ends the session.
+func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
+	f, sf := &m.agentFlags, &m.schema
+	if m.http {
+		if err := needToken(m.addr, m.token != "", m.insecure); err != nil {
 			return err
 		}
 	}
@@ -58,7 +80,7 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	opts := &mcpserver.Options{Name: *name, Description: *desc,
+	opts := &mcpserver.Options{Name: m.name, Description: m.description,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
 	if typed.schema != nil {
 		opts.OutputSchema, opts.AnswerMode, opts.MaxRepairs = typed.schema, typed.mode, typed.repairs
@@ -66,14 +88,14 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			opts.MaxRepairs = -1 // none: Options' 0 is the default
 		}
 	}
-	if *useHTTP {
-		opts.Token = *token
+	if m.http {
+		opts.Token = m.token
 	}
 	srv, err := mcpserver.New(agent, opts)
 	if err != nil {
 		return err
 	}
-	if !*useHTTP {
+	if !m.http {
 		fmt.Fprintf(stderr, "robby: serving %s (%d tools) as MCP tool %s on stdio → %s\n", f.model, len(agent.Tools()), mcpserver.ToolName, f.baseURL)
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 		err := srv.Run(ctx, t)
@@ -84,13 +106,13 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv)
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", m.addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) as MCP tool %s on http://%s/mcp → %s\n",
 		f.model, len(agent.Tools()), mcpserver.ToolName, ln.Addr(), f.baseURL)
-	warnOpen(stderr, *addr, *token != "")
+	warnOpen(stderr, m.addr, m.token != "")
 	return serveHTTP(ctx, ln, mux, stderr)
 }
 

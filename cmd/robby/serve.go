@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,41 +24,64 @@ import (
 // machine only.
 const defaultAddr = "127.0.0.1:8080"
 
-func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("serve", "robby serve [flags]",
-		"Serves the agent, until interrupted: a chat page at /, the Vercel AI SDK's UI message stream at\n"+
-			"POST /api/chat (useChat's default), AG-UI at POST /ag-ui, and an OpenAI-compatible endpoint\n"+
-			"(POST /v1/chat/completions, GET /v1/models, POST /v1/responses, GET and DELETE /v1/responses/{id})\n"+
-			"under the name given by -model. It listens on "+defaultAddr+"; on any other address it needs a\n"+
-			"bearer token (-token, -token-file or ROBBY_TOKEN), or -insecure-no-token. Each token is one user's\n"+
-			"(USER:TOKEN; a bare TOKEN is the default user's): with -store, the chats and responses a user\n"+
-			"makes are kept, and only that user reads or continues them.",
-		tokenEnv, agentEnv)
-	fs := cmd.fs
-	var f agentFlags
-	f.register(fs)
-	addr := fs.String("addr", defaultAddr, "address to listen on")
-	tokens := serveTokens{}
+var serveCommand = commandSpec{
+	name: "serve", synopsis: "robby serve [flags]",
+	summary: "serve the agent over HTTP: a chat page, the OpenAI-compatible API, the AI SDK's UI stream and AG-UI",
+	about: "Serves the agent, until interrupted: a chat page at /, the Vercel AI SDK's UI message stream at\n" +
+		"POST /api/chat (useChat's default), AG-UI at POST /ag-ui, and an OpenAI-compatible endpoint\n" +
+		"(POST /v1/chat/completions, GET /v1/models, POST /v1/responses, GET and DELETE /v1/responses/{id})\n" +
+		"under the name given by -model. It listens on " + defaultAddr + "; on any other address it needs a\n" +
+		"bearer token (-token, -token-file or ROBBY_TOKEN), or -insecure-no-token. Each token is one user's\n" +
+		"(USER:TOKEN; a bare TOKEN is the default user's): with -store, the chats and responses a user\n" +
+		"makes are kept, and only that user reads or continues them.",
+	env: slices.Concat(tokenEnv, agentEnv), setup: setupServe,
+}
+
+// serveFlags are robby serve's flags.
+type serveFlags struct {
+	agentFlags
+	addr        string
+	tokens      serveTokens
+	tokenFile   string
+	insecure    bool
+	store       string
+	origins     []string
+	maxMessages int
+	showTools   bool
+	heartbeat   time.Duration
+	durable     durableFlags
+}
+
+func (s *serveFlags) register(fs *flag.FlagSet) {
+	s.agentFlags.register(fs)
+	fs.StringVar(&s.addr, "addr", defaultAddr, "address to listen on")
+	s.tokens = serveTokens{}
 	fs.Func("token", "bearer token a client may send, as `USER:TOKEN` (a bare TOKEN is the default user's); repeat for more users (env ROBBY_TOKEN, when no token is given)", func(v string) error {
-		return tokens.add(v, "-token")
+		return s.tokens.add(v, "-token")
 	})
-	tokenFile := fs.String("token-file", "", "file of tokens, one USER:TOKEN (or TOKEN) a line; # starts a comment line")
-	storePath := fs.String("store", "", "SQLite file that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses) (default: none kept)")
-	insecure := fs.Bool("insecure-no-token", false, "serve without a token on an address other than loopback: anyone who reaches it runs the agent and its tools")
-	var origins []string
-	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&origins))
-	maxMessages := fs.Int("max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
-	steps := fs.Bool("show-tools", false, "stream tool steps to clients as reasoning")
-	heartbeat := fs.Duration("heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
-	var d durableFlags
-	d.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
-	if err := cmd.parse(args, stdout, stderr); err != nil {
+	fs.StringVar(&s.tokenFile, "token-file", "", "file of tokens, one USER:TOKEN (or TOKEN) a line; # starts a comment line")
+	fs.StringVar(&s.store, "store", "", "SQLite file that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses) (default: none kept)")
+	fs.BoolVar(&s.insecure, "insecure-no-token", false, "serve without a token on an address other than loopback: anyone who reaches it runs the agent and its tools")
+	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&s.origins))
+	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
+	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
+	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
+	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
+}
+
+func setupServe(c *command) func(context.Context) error {
+	var s serveFlags
+	s.register(c.fs)
+	return func(ctx context.Context) error { return s.serve(ctx, c.stderr) }
+}
+
+// serve serves the agent until ctx is done.
+func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
+	f, d, tokens := &s.agentFlags, &s.durable, s.tokens
+	if err := tokens.complete(s.tokenFile, s.addr, s.insecure); err != nil {
 		return err
 	}
-	if err := tokens.complete(*tokenFile, *addr, *insecure); err != nil {
-		return err
-	}
-	if err := checkServeLimits(*heartbeat, *maxMessages); err != nil {
+	if err := checkServeLimits(s.heartbeat, s.maxMessages); err != nil {
 		return err
 	}
 	agent, err := f.newAgent(stderr)
@@ -66,10 +91,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer f.close()
 	defer agent.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	opts := openaiserver.Options{Tokens: tokens, MaxMessages: *maxMessages, CORSOrigins: origins, ShowToolSteps: *steps, Logger: log,
-		Heartbeat: *heartbeat}
-	if *storePath != "" {
-		store, err := openStore(ctx, *storePath)
+	opts := openaiserver.Options{Tokens: tokens, MaxMessages: s.maxMessages, CORSOrigins: s.origins, ShowToolSteps: s.showTools, Logger: log,
+		Heartbeat: s.heartbeat}
+	if s.store != "" {
+		store, err := openStore(ctx, s.store)
 		if err != nil {
 			return err
 		}
@@ -88,16 +113,16 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
 	handler := serveMux(agent, endpoint, opts)
 
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) on http://%s/v1 → %s\n", f.model, len(agent.Tools()), ln.Addr(), f.baseURL)
 	fmt.Fprintf(stderr, "robby: chat page at http://%s/\n", ln.Addr())
 	if opts.Store != nil {
-		fmt.Fprintf(stderr, "robby: keeping chats and responses in %s\n", *storePath)
+		fmt.Fprintf(stderr, "robby: keeping chats and responses in %s\n", s.store)
 	}
-	warnOpen(stderr, *addr, len(tokens) > 0)
+	warnOpen(stderr, s.addr, len(tokens) > 0)
 	return serveHTTP(ctx, ln, handler, stderr)
 }
 

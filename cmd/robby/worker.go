@@ -6,26 +6,36 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/robby-go/robby/temporal"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/robby-go/robby/temporal"
 )
 
-func workerCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("worker", "robby worker -temporal HOST:PORT [flags]",
-		"Serves the agent to durable runs on Temporal: runs their model requests and tool calls, as activities,\n"+
-			"until interrupted. The model flags and keys are the worker's alone: runs started with\n"+
-			"'robby run -temporal' carry only the prompt.", agentEnv)
+var workerCommand = commandSpec{
+	name: "worker", synopsis: "robby worker -temporal HOST:PORT [flags]",
+	summary: "serve the agent to durable runs on Temporal ('robby run -temporal' starts one)",
+	about: "Serves the agent to durable runs on Temporal: runs their model requests and tool calls, as activities,\n" +
+		"until interrupted. The model flags and keys are the worker's alone: runs started with\n" +
+		"'robby run -temporal' carry only the prompt. See docs/DURABLE.md.",
+	env: agentEnv, setup: setupWorker,
+}
+
+func setupWorker(c *command) func(context.Context) error {
 	var f agentFlags
 	var d durableFlags
-	f.register(cmd.fs)
-	d.register(cmd.fs, "HOST:PORT of the Temporal frontend (required)")
-	if err := cmd.parse(args, stdout, stderr); err != nil {
-		return err
+	f.register(c.fs)
+	d.register(c.fs, "HOST:PORT of the Temporal frontend (required)")
+	return func(ctx context.Context) error {
+		if d.addr == "" {
+			c.usage(c.stderr)
+			return usageError{errors.New("worker needs -temporal HOST:PORT")}
+		}
+		return work(ctx, &f, &d, c.stderr)
 	}
-	if d.addr == "" {
-		cmd.usage(stderr)
-		return usageError{errors.New("worker needs -temporal HOST:PORT")}
-	}
+}
+
+// work serves durable runs until ctx is done.
+func work(ctx context.Context, f *agentFlags, d *durableFlags, stderr io.Writer) error {
 	agent, err := f.newAgent(stderr)
 	if err != nil {
 		return err
