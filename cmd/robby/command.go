@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -120,35 +119,13 @@ func (c *command) usage(w io.Writer) {
 	tw.Flush()
 }
 
-// tokenEnv is the variable of the commands that serve over HTTP.
-var tokenEnv = []string{"ROBBY_TOKEN\tthe bearer token (robby serve: TOKEN or USER:TOKEN), when no -token (or -token-file) is given; unlike a flag, not visible in ps"}
-
-// needToken refuses to serve on addr, other than loopback, without a token,
-// unless the operator said -insecure-no-token.
-func needToken(addr string, hasToken, insecure bool) error {
-	if hasToken || insecure || isLoopback(addr) {
-		return nil
-	}
-	return fmt.Errorf("refusing to serve on %s without a token: anyone who can reach it could run the agent and its tools.\n"+
-		"Set one with ROBBY_TOKEN=... (not visible in ps) or -token, listen on loopback (127.0.0.1), or pass -insecure-no-token", addr)
-}
-
-// warnOpen says, once serving, that addr is open to anyone.
-func warnOpen(stderr io.Writer, addr string, hasToken bool) {
-	if !hasToken && !isLoopback(addr) {
-		fmt.Fprintln(stderr, "robby: warning: no token (-insecure-no-token): anyone who reaches this address runs the agent and its tools")
-	}
-}
-
-// isLoopback reports whether addr ("host:port") listens on loopback only.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// visited returns the first of names that the command line set, or "".
+func visited(fs *flag.FlagSet, names ...string) string {
+	set := ""
+	fs.Visit(func(f *flag.Flag) {
+		if set == "" && slices.Contains(names, f.Name) {
+			set = f.Name
+		}
+	})
+	return set
 }

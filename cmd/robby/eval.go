@@ -104,9 +104,7 @@ func evaluate(ctx context.Context, c *command, f *agentFlags, sf *schemaFlags, e
 // endpointGiven reports whether the command line or the environment
 // names an endpoint.
 func endpointGiven(fs *flag.FlagSet) bool {
-	given := os.Getenv("OPENAI_BASE_URL") != ""
-	fs.Visit(func(fl *flag.Flag) { given = given || fl.Name == "base-url" })
-	return given
+	return os.Getenv("OPENAI_BASE_URL") != "" || visited(fs, "base-url") != ""
 }
 
 // An evalRun is one robby eval: what it opened, to close.

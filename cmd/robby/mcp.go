@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/robby-go/robby/mcpserver"
@@ -25,7 +25,7 @@ var mcpCommand = commandSpec{
 	summary: "serve the agent as an MCP server (its tool: " + mcpserver.ToolName + "), over stdio or -http",
 	about: "Serves the agent as the MCP tool " + mcpserver.ToolName + ", over stdio, or with -http over streamable HTTP at /mcp.\n" +
 		"With -http it listens on " + defaultMCPAddr + "; on any other address it needs a bearer token\n" +
-		"(-token or ROBBY_TOKEN), or -insecure-no-token. With -schema FILE, " + mcpserver.ToolName + " declares the schema as its\n" +
+		"(-token, -token-file or ROBBY_TOKEN, as robby serve takes them), or -insecure-no-token. With -schema FILE, " + mcpserver.ToolName + " declares the schema as its\n" +
 		"output schema and answers with JSON that fits it, as structured content.",
 	env: slices.Concat(tokenEnv, agentEnv), setup: setupMCP,
 }
@@ -35,8 +35,8 @@ type mcpFlags struct {
 	agentFlags
 	schema            schemaFlags
 	http              bool
-	addr, token       string
-	insecure          bool
+	addr              string
+	tokens            tokenFlags
 	name, description string
 }
 
@@ -45,8 +45,7 @@ func (m *mcpFlags) register(fs *flag.FlagSet) {
 	m.schema.register(fs, "a JSON Schema file (of an object): the ask tool's output schema; each answer is JSON validated against it, returned as structured content")
 	fs.BoolVar(&m.http, "http", false, "serve streamable HTTP on -addr instead of stdio")
 	fs.StringVar(&m.addr, "addr", defaultMCPAddr, "address to listen on with -http")
-	fs.StringVar(&m.token, "token", os.Getenv("ROBBY_TOKEN"), "bearer token HTTP clients must send (env ROBBY_TOKEN)")
-	fs.BoolVar(&m.insecure, "insecure-no-token", false, "allow -http off loopback without a token")
+	m.tokens.register(fs)
 	fs.StringVar(&m.name, "name", "robby", "the server's name, as hosts show it")
 	fs.StringVar(&m.description, "description", mcpserver.DefaultDescription, "the ask tool's description, which the host's model reads")
 }
@@ -54,15 +53,22 @@ func (m *mcpFlags) register(fs *flag.FlagSet) {
 func setupMCP(c *command) func(context.Context) error {
 	var m mcpFlags
 	m.register(c.fs)
-	return func(ctx context.Context) error { return m.serve(ctx, c.stdin, c.stdout, c.stderr) }
+	return func(ctx context.Context) error {
+		if name := visited(c.fs, "token", "token-file", "insecure-no-token"); name != "" && !m.http {
+			return usageError{fmt.Errorf("-%s works with -http only: over stdio, the host that starts robby mcp is its one client", name)}
+		}
+		return m.serve(ctx, c.stdin, c.stdout, c.stderr)
+	}
 }
 
 // serve serves the agent over MCP until ctx is done or, on stdio, the host
 // ends the session.
 func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error {
 	f, sf := &m.agentFlags, &m.schema
+	var tokens serveTokens
 	if m.http {
-		if err := needToken(m.addr, m.token != "", m.insecure); err != nil {
+		var err error
+		if tokens, err = m.tokens.resolve(m.addr); err != nil {
 			return err
 		}
 	}
@@ -88,9 +94,6 @@ func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io
 			opts.MaxRepairs = -1 // none: Options' 0 is the default
 		}
 	}
-	if m.http {
-		opts.Token = m.token
-	}
 	srv, err := mcpserver.New(agent, opts)
 	if err != nil {
 		return err
@@ -104,15 +107,19 @@ func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io
 		}
 		return err
 	}
+	var h http.Handler = srv
+	if len(tokens) > 0 {
+		h = auth.RequireBearerToken(tokens.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv)
+	mux.Handle("/mcp", h)
 	ln, err := net.Listen("tcp", m.addr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) as MCP tool %s on http://%s/mcp → %s\n",
 		f.model, len(agent.Tools()), mcpserver.ToolName, ln.Addr(), f.baseURL)
-	warnOpen(stderr, m.addr, m.token != "")
+	warnOpen(stderr, m.addr, len(tokens) > 0)
 	return serveHTTP(ctx, ln, mux, stderr)
 }
 

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"flag"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -100,4 +104,49 @@ func TestMCPRefusesAnOpenAddressWithoutToken(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-token")
 	assert.Contains(t, err.Error(), "ROBBY_TOKEN")
+}
+
+// TestTokenFlagsOneMeaning: serve and mcp share one token flag group, with
+// one help: -token USER:TOKEN repeated, -token-file, ROBBY_TOKEN when none
+// is given, -insecure-no-token. robby mcp -http accepts each token given.
+func TestTokenFlagsOneMeaning(t *testing.T) {
+	flagsOf := func(name string) map[string]string {
+		c, _ := newCommand(lookup(name), nil, io.Discard, io.Discard)
+		usage := map[string]string{}
+		c.fs.VisitAll(func(f *flag.Flag) { usage[f.Name] = f.Usage + " default " + f.DefValue })
+		return usage
+	}
+	serve, mcpFlags := flagsOf("serve"), flagsOf("mcp")
+	for _, name := range []string{"token", "token-file", "insecure-no-token"} {
+		assert.NotEmpty(t, serve[name], name)
+		assert.Equal(t, serve[name], mcpFlags[name], name)
+	}
+
+	srv := answerText(t, "Answer.", "Answer.")
+	t.Setenv("ROBBY_TOKEN", "from-env")
+	file := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(file, []byte("# users\ncarol:c-token\n"), 0o600))
+	url := mcpHTTPInProcess(t, "-base-url", srv.URL, "-model", "m", "-token", "alice:a-token", "-token", "b-token", "-token-file", file)
+	for _, token := range []string{"from-env", "wrong"} {
+		req, err := http.NewRequest(http.MethodPost, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s: ROBBY_TOKEN counts only when no token is given", token)
+	}
+	for _, token := range []string{"a-token", "c-token"} {
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url,
+			HTTPClient: &http.Client{Transport: bearer(token)}}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "Answer.", askTool(t, cs, "hello"), token)
+		cs.Close()
+	}
+
+	var stderr bytes.Buffer
+	err := run(t.Context(), []string{"mcp", "-token", "x"}, nil, io.Discard, &stderr)
+	assert.Equal(t, 2, exitCode(err, &stderr))
+	assert.Contains(t, stderr.String(), "-token works with -http only")
 }

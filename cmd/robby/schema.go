@@ -85,9 +85,7 @@ func (f *schemaFlags) durable(fs *flag.FlagSet) (json.RawMessage, error) {
 	if typed.mode != robby.AnswerAuto && typed.mode != robby.AnswerNative {
 		return nil, usageError{fmt.Errorf("-answer-mode %s does not work with -temporal: a durable run asks natively", f.mode)}
 	}
-	var repairs bool
-	fs.Visit(func(fl *flag.Flag) { repairs = repairs || fl.Name == "max-repairs" })
-	if repairs {
+	if visited(fs, "max-repairs") != "" {
 		return nil, usageError{errors.New("-max-repairs does not work with -temporal: a durable run makes no repair turns")}
 	}
 	return json.Marshal(typed.schema)

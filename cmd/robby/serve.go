@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -41,9 +40,7 @@ var serveCommand = commandSpec{
 type serveFlags struct {
 	agentFlags
 	addr        string
-	tokens      serveTokens
-	tokenFile   string
-	insecure    bool
+	tokens      tokenFlags
 	store       string
 	origins     []string
 	maxMessages int
@@ -55,13 +52,8 @@ type serveFlags struct {
 func (s *serveFlags) register(fs *flag.FlagSet) {
 	s.agentFlags.register(fs)
 	fs.StringVar(&s.addr, "addr", defaultAddr, "address to listen on")
-	s.tokens = serveTokens{}
-	fs.Func("token", "bearer token a client may send, as `USER:TOKEN` (a bare TOKEN is the default user's); repeat for more users (env ROBBY_TOKEN, when no token is given)", func(v string) error {
-		return s.tokens.add(v, "-token")
-	})
-	fs.StringVar(&s.tokenFile, "token-file", "", "file of tokens, one USER:TOKEN (or TOKEN) a line; # starts a comment line")
+	s.tokens.register(fs)
 	fs.StringVar(&s.store, "store", "", "SQLite file that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses) (default: none kept)")
-	fs.BoolVar(&s.insecure, "insecure-no-token", false, "serve without a token on an address other than loopback: anyone who reaches it runs the agent and its tools")
 	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&s.origins))
 	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
@@ -77,8 +69,9 @@ func setupServe(c *command) func(context.Context) error {
 
 // serve serves the agent until ctx is done.
 func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
-	f, d, tokens := &s.agentFlags, &s.durable, s.tokens
-	if err := tokens.complete(s.tokenFile, s.addr, s.insecure); err != nil {
+	f, d := &s.agentFlags, &s.durable
+	tokens, err := s.tokens.resolve(s.addr)
+	if err != nil {
 		return err
 	}
 	if err := checkServeLimits(s.heartbeat, s.maxMessages); err != nil {
@@ -148,22 +141,6 @@ func checkServeLimits(heartbeat time.Duration, maxMessages int) error {
 		return fmt.Errorf("-max-messages is %d: it must be at least 1", maxMessages)
 	}
 	return nil
-}
-
-// complete adds the tokens of file and, when none is given, of ROBBY_TOKEN.
-// Unless insecure, it refuses an address off loopback without a token.
-func (tokens serveTokens) complete(file, addr string, insecure bool) error {
-	if file != "" {
-		if err := tokens.readFile(file); err != nil {
-			return err
-		}
-	}
-	if env := os.Getenv("ROBBY_TOKEN"); len(tokens) == 0 && env != "" {
-		if err := tokens.add(env, "ROBBY_TOKEN"); err != nil {
-			return err
-		}
-	}
-	return needToken(addr, len(tokens) > 0, insecure)
 }
 
 // serveMux routes robby serve's requests: the page, the UI message stream and
