@@ -10,6 +10,10 @@
 #                        client of cmd/robby's node_test.go
 #   .bench/inspector     the MCP Inspector, whose CLI is the MCP host of
 #                        cmd/robby's inspector_test.go
+#   .bench/agents        the agent frameworks of cmd/robby's
+#                        node_frameworks_test.go: OpenAI's Agents SDK, the
+#                        Vercel AI SDK with @ai-sdk/openai, LangChain's
+#                        @langchain/openai, and zod for their schemas
 #   .bench/webui         the Vercel AI SDK (npm ai) and AG-UI's client, the
 #                        clients of cmd/robby's node_ui_test.go; marked and
 #                        DOMPurify, which the chat page vendors (a test checks
@@ -30,6 +34,11 @@ AI_VERSION=7.0.173
 AGUI_VERSION=1.0.0
 MARKED_VERSION=18.2.1
 DOMPURIFY_VERSION=3.4.18
+OPENAI_AGENTS_VERSION=0.20.0
+AI_SDK_OPENAI_VERSION=4.0.118
+LANGCHAIN_OPENAI_VERSION=1.6.0
+LANGCHAIN_CORE_VERSION=1.4.0
+ZOD_VERSION=4.6.7
 
 # installed DIR PACKAGE VERSION FILE: is PACKAGE installed under DIR at
 # VERSION (or, for a bare major version, at one of its releases), with FILE
@@ -126,6 +135,22 @@ webui_ok() {
 webui_ok || install "$BENCH/webui" "${webui[@]}"
 webui_ok || {
 	echo "install-mcp: the web UI packages (${webui[*]}) missing after install" >&2
+	exit 1
+}
+
+agents=("@openai/agents@$OPENAI_AGENTS_VERSION" "ai@$AI_VERSION" "@ai-sdk/openai@$AI_SDK_OPENAI_VERSION"
+	"@langchain/openai@$LANGCHAIN_OPENAI_VERSION" "@langchain/core@$LANGCHAIN_CORE_VERSION" "zod@$ZOD_VERSION")
+agents_ok() {
+	installed "$BENCH/agents" @openai/agents "$OPENAI_AGENTS_VERSION" package.json &&
+		installed "$BENCH/agents" ai "$AI_VERSION" package.json &&
+		installed "$BENCH/agents" @ai-sdk/openai "$AI_SDK_OPENAI_VERSION" package.json &&
+		installed "$BENCH/agents" @langchain/openai "$LANGCHAIN_OPENAI_VERSION" package.json &&
+		installed "$BENCH/agents" @langchain/core "$LANGCHAIN_CORE_VERSION" package.json &&
+		installed "$BENCH/agents" zod "$ZOD_VERSION" package.json
+}
+agents_ok || install "$BENCH/agents" "${agents[@]}"
+agents_ok || {
+	echo "install-mcp: the agent frameworks (${agents[*]}) missing after install" >&2
 	exit 1
 }
 

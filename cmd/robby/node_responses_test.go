@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +99,54 @@ func TestNodeOpenAISDKResponses(t *testing.T) {
 	assert.Len(t, reqs[1].Messages, 3, "the stored conversation, then the new question")
 	assert.NotContains(t, serveLog.String(), "ada-token", "a token in the log")
 	assert.NotContains(t, serveLog.String(), "eve-token", "a token in the log")
+}
+
+// TestNodeOpenAISDKConversations: the official OpenAI Node SDK's
+// Conversations API against `robby serve -store`: a conversation made
+// with items and metadata, items added and listed page by page, a
+// response run in it, and another user's token kept out of all of it. See
+// testdata/node_conversations.mjs.
+func TestNodeOpenAISDKConversations(t *testing.T) {
+	bench := requireNodeSDK(t)
+	const model = "robby-agent"
+	srv := upstream(t, robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+		var said []string
+		for _, m := range req.Messages {
+			said = append(said, m.Role+": "+m.Content)
+		}
+		if strings.Join(said, "|") != "user: My name is Ada.|assistant: Hello Ada.|user: What is my name?" {
+			return robbytest.Text("the model was sent " + strings.Join(said, "|"))
+		}
+		return robbytest.Text("Your name is Ada.")
+	}))
+	base, serveLog := serveInProcess(t, "-base-url", srv.URL, "-model", model, "-store", filepath.Join(t.TempDir(), "robby.db"),
+		"-token", "ada:ada-token", "-token", "eve:eve-token")
+	_, steps := bench.run(t, serveLog, []string{"OPENAI_API_KEY=ada-token", "OTHER_API_KEY=eve-token"}, "node_conversations.mjs", base, model)
+
+	created := nodeStep[struct {
+		ID       string
+		Metadata map[string]string
+	}](t, steps, "create")
+	assert.Equal(t, map[string]string{"topic": "names"}, created.Metadata)
+	added := nodeStep[struct {
+		Items int
+		First bool
+	}](t, steps, "add")
+	assert.Equal(t, 1, added.Items)
+	assert.True(t, added.First)
+	respond := nodeStep[struct{ Text, Conversation string }](t, steps, "respond")
+	assert.Equal(t, "Your name is Ada.", respond.Text)
+	assert.Equal(t, created.ID, respond.Conversation)
+	list := nodeStep[struct{ Items []string }](t, steps, "list")
+	assert.Equal(t, []string{"user: My name is Ada.", "assistant: Hello Ada.", "user: What is my name?", "assistant: Your name is Ada."},
+		list.Items, "four items, two a page")
+	other := nodeStep[map[string]int](t, steps, "other")
+	assert.Equal(t, map[string]int{"get": 404, "list": 404, "add": 404, "respond": 404, "delete": 404}, other)
+	deleted := nodeStep[struct {
+		Deleted bool
+		After   int
+	}](t, steps, "delete")
+	assert.True(t, deleted.Deleted)
+	assert.Equal(t, 404, deleted.After)
+	assert.Len(t, srv.Requests(), 1, "one model call; none for the other user")
 }

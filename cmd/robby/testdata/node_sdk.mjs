@@ -35,3 +35,13 @@ export async function loadSDK() {
   const sdk = await import(pathToFileURL(path.resolve(dir, main)).href);
   return { sdk, version: pkg.version };
 }
+
+// loadPackage imports package name (its subpath sub, '.' by default) from
+// the node_modules directory modules.
+export async function loadPackage(modules, name, sub = '.') {
+  const dir = path.join(modules, name);
+  const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
+  const exp = pkg.exports?.[sub] ?? (sub === '.' ? pkg.exports : undefined);
+  const main = entry(exp) ?? (sub === '.' ? pkg.module ?? pkg.main ?? 'index.js' : sub);
+  return import(pathToFileURL(path.resolve(dir, main)).href);
+}
