@@ -90,7 +90,7 @@ func New(opts ...Option) (*Agent, error) {
 			return nil, fmt.Errorf("robby: option %d of %d is nil", i+1, len(opts))
 		}
 		if err := opt(&cfg); err != nil {
-			return nil, fmt.Errorf("robby: %w", err)
+			return nil, err
 		}
 	}
 	if cfg.model != "" {
@@ -100,13 +100,13 @@ func New(opts ...Option) (*Agent, error) {
 		return nil, errors.New("robby: no model: use WithModel")
 	}
 	if err := errors.Join(checkPrices(&cfg), checkBudget(&cfg)); err != nil {
-		return nil, fmt.Errorf("robby: %w", err)
+		return nil, err
 	}
 	cfg.secrets = secretsOf(&cfg)
 	cfg.logger = cfg.secrets.logger(cfg.logger)
 	tel, err := newTelemetry(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("robby: %w", err)
+		return nil, err
 	}
 	cfg.telemetry = tel
 	c := &core{
@@ -143,7 +143,7 @@ func New(opts ...Option) (*Agent, error) {
 		c.heads[i] = sync.OnceValues(func() ([]byte, error) { return chatwire.EncodeHead(&c.params, stream) })
 	}
 	if err := c.tools.init(&cfg); err != nil {
-		return nil, fmt.Errorf("robby: %w", err)
+		return nil, err
 	}
 	a := newAgent(c, c.initial)
 	a.owner = true
@@ -220,7 +220,7 @@ func (a *Agent) acquire(ctx context.Context) (release func(), err error) {
 	case a.busy <- struct{}{}:
 		return func() { <-a.busy }, nil
 	case <-ctx.Done():
-		return nil, fmt.Errorf("robby: waiting for the conversation: %w", context.Cause(ctx))
+		return nil, fmt.Errorf("waiting for the conversation: %w", context.Cause(ctx))
 	case <-a.core.closed:
 		return nil, ErrClosed
 	}

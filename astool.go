@@ -81,7 +81,7 @@ func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOptio
 // refuses such a tool, naming it, rather than let its calls fail later.
 func agentTool(a *Agent, t Tool) Tool {
 	if a == nil && t.err == nil {
-		t.err = errors.New("nil *Agent")
+		t.err = errors.New("robby: nil *Agent")
 	}
 	return t
 }
@@ -102,7 +102,7 @@ func asTool(name, description string) RunOption {
 func deeper(ctx context.Context, name string) (context.Context, error) {
 	depth, _ := ctx.Value(depthKey{}).(int)
 	if depth >= MaxAgentDepth {
-		return ctx, fmt.Errorf("agent %q not run: agents already call each other %d deep (MaxAgentDepth)", name, depth)
+		return ctx, fmt.Errorf("robby: agent %q not run: agents already call each other %d deep (MaxAgentDepth)", name, depth)
 	}
 	return context.WithValue(ctx, depthKey{}, depth+1), nil
 }

@@ -49,7 +49,7 @@ type Budget struct {
 func WithBudget(b Budget) Option {
 	return func(c *config) error {
 		if b.ModelCalls < 0 || b.Tokens < 0 || b.Cost < 0 || math.IsNaN(b.Cost) || math.IsInf(b.Cost, 0) {
-			return fmt.Errorf("WithBudget: %+v has a limit that is negative or not a number", b)
+			return fmt.Errorf("robby: WithBudget: %+v has a limit that is negative or not a number", b)
 		}
 		c.budget = b
 		return nil
@@ -59,7 +59,7 @@ func WithBudget(b Budget) Option {
 // checkBudget makes sure a cost limit has prices to count with.
 func checkBudget(cfg *config) error {
 	if cfg.budget.Cost > 0 && cfg.prices == nil {
-		return errors.New("WithBudget: a Cost limit needs the models' prices: use WithPrices")
+		return errors.New("robby: WithBudget: a Cost limit needs the models' prices: use WithPrices")
 	}
 	return nil
 }
@@ -240,11 +240,11 @@ func WithPrices(prices map[string]Price) Option {
 	return func(c *config) error {
 		for model, p := range prices {
 			if model == "" {
-				return errors.New("WithPrices: a price for an empty model name")
+				return errors.New("robby: WithPrices: a price for an empty model name")
 			}
 			for _, v := range [...]float64{p.Input, p.CachedInput, p.Output} {
 				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("WithPrices: model %q: %v is not a price", model, v)
+					return fmt.Errorf("robby: WithPrices: model %q: %v is not a price", model, v)
 				}
 			}
 		}
@@ -268,7 +268,7 @@ func checkPrices(cfg *config) error {
 	}
 	for _, m := range models {
 		if _, ok := cfg.prices[m]; !ok {
-			return fmt.Errorf("WithPrices: no price for model %q (give a free model the zero Price)", m)
+			return fmt.Errorf("robby: WithPrices: no price for model %q (give a free model the zero Price)", m)
 		}
 	}
 	return nil

@@ -85,7 +85,7 @@ func TestNetworkErrorIsWrapped(t *testing.T) {
 	require.NoError(t, err)
 	_, err = a.Run(t.Context(), "hi")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "robby: chat completion:")
+	assert.Contains(t, err.Error(), "chat completion: ")
 	assert.Contains(t, err.Error(), "connection refused")
 }
 

@@ -87,7 +87,7 @@ const SummaryMarker = "[Summary of the earlier conversation]\n"
 func WithCompaction(policy CompactionPolicy) Option {
 	return func(c *config) error {
 		if policy.kind == 0 || policy.kind == compactFunc && policy.fn == nil {
-			return errors.New("WithCompaction: no policy: use DropOldestTurns, SummarizeOldTurns or CompactWith")
+			return errors.New("robby: WithCompaction: no policy: use DropOldestTurns, SummarizeOldTurns or CompactWith")
 		}
 		c.compaction = policy
 		return nil
@@ -111,7 +111,7 @@ func WithPinnedFirstMessage() Option {
 func WithContextWindow(size int) Option {
 	return func(c *config) error {
 		if size < 16 {
-			return fmt.Errorf("WithContextWindow: %d tokens is not a context window", size)
+			return fmt.Errorf("robby: WithContextWindow: %d tokens is not a context window", size)
 		}
 		c.window = size
 		return nil
@@ -326,7 +326,7 @@ func (a *Agent) summarize(ctx context.Context, p *plan, target int, ev *Compacti
 	r, err := a.complete(ctx, req, nil)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("robby: compaction: %w", context.Cause(ctx))
+			return fmt.Errorf("compaction: %w", context.Cause(ctx))
 		}
 		if errors.Is(err, ErrBudget) {
 			return err // no more calls: the turn's would be refused too

@@ -206,16 +206,16 @@ func (p *plan) compactWith(ctx context.Context, fn CompactFunc, budget int, ev *
 	for _, raw := range p.pending {
 		var m openai.ChatCompletionMessageParamUnion
 		if err := m.UnmarshalJSON(raw); err != nil {
-			return fmt.Errorf("robby: compaction: reading a pending message: %w", err)
+			return fmt.Errorf("compaction: reading a pending message: %w", err)
 		}
 		all = append(all, m)
 	}
 	msgs, err := fn(ctx, all, budget)
 	if err != nil {
-		return fmt.Errorf("robby: compaction function: %w", err)
+		return fmt.Errorf("compaction function: %w", err)
 	}
 	if err := checkToolPairs(msgs); err != nil {
-		return fmt.Errorf("robby: compaction function: %w", err)
+		return fmt.Errorf("compaction function: %w", err)
 	}
 	p.custom = make([]json.RawMessage, len(msgs))
 	for p.customLead < len(msgs) && (msgs[p.customLead].OfSystem != nil || msgs[p.customLead].OfDeveloper != nil) {
@@ -223,7 +223,7 @@ func (p *plan) compactWith(ctx context.Context, fn CompactFunc, budget int, ev *
 	}
 	for i, m := range msgs {
 		if p.custom[i], err = m.MarshalJSON(); err != nil {
-			return fmt.Errorf("robby: compaction function: message %d: %w", i, err)
+			return fmt.Errorf("compaction function: message %d: %w", i, err)
 		}
 	}
 	ev.MessagesDropped = max(0, len(all)-len(msgs))
@@ -238,7 +238,7 @@ func checkToolPairs(msgs []openai.ChatCompletionMessageParamUnion) error {
 		switch {
 		case m.OfAssistant != nil:
 			if len(open) > 0 {
-				return fmt.Errorf("message %d: a tool call before it has no result", i)
+				return fmt.Errorf("robby: message %d: a tool call before it has no result", i)
 			}
 			for _, c := range m.OfAssistant.ToolCalls {
 				if id := c.GetID(); id != nil {
@@ -247,17 +247,17 @@ func checkToolPairs(msgs []openai.ChatCompletionMessageParamUnion) error {
 			}
 		case m.OfTool != nil:
 			if !open[m.OfTool.ToolCallID] {
-				return fmt.Errorf("message %d: the result of tool call %q, which no message before it made", i, m.OfTool.ToolCallID)
+				return fmt.Errorf("robby: message %d: the result of tool call %q, which no message before it made", i, m.OfTool.ToolCallID)
 			}
 			delete(open, m.OfTool.ToolCallID)
 		default:
 			if len(open) > 0 {
-				return fmt.Errorf("message %d: a tool call before it has no result", i)
+				return fmt.Errorf("robby: message %d: a tool call before it has no result", i)
 			}
 		}
 	}
 	if len(open) > 0 {
-		return errors.New("the last tool calls have no result")
+		return errors.New("robby: the last tool calls have no result")
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ import (
 func WithConversation(store Store, user, id string) RunOption {
 	return func(rc *runConfig) error {
 		if store == nil || id == "" {
-			return errors.New("WithConversation: a store and a conversation ID are needed")
+			return errors.New("robby: WithConversation: a store and a conversation ID are needed")
 		}
 		rc.journal = &journal{store: store, user: user, id: id}
 		return nil
@@ -100,7 +100,7 @@ func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runCo
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("robby: loading conversation %q: %w", j.id, err)
+		return fmt.Errorf("loading conversation %q: %w", j.id, err)
 	}
 	conv := a.core.initial.clone()
 	for _, m := range stored {
@@ -109,7 +109,7 @@ func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runCo
 		}
 		var msg openai.ChatCompletionMessageParamUnion
 		if err := msg.UnmarshalJSON(m.Chat); err != nil {
-			return fmt.Errorf("robby: conversation %q, message %d: %w", j.id, m.Seq, err)
+			return fmt.Errorf("conversation %q, message %d: %w", j.id, m.Seq, err)
 		}
 		conv.add(msg, m.Chat)
 	}
@@ -191,7 +191,7 @@ func (j *journal) save(ctx context.Context, ms messages) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
 	if err := j.append(ctx, stored); err != nil {
-		j.err = fmt.Errorf("robby: saving to conversation %q: %w", j.id, err)
+		j.err = fmt.Errorf("saving to conversation %q: %w", j.id, err)
 		return j.err
 	}
 	return nil

@@ -56,11 +56,11 @@ func WithFallback(fallbacks ...Fallback) Option {
 	return func(c *config) error {
 		for i, f := range fallbacks {
 			if f.Model == "" {
-				return fmt.Errorf("WithFallback: fallback %d has no Model", i+1)
+				return fmt.Errorf("robby: WithFallback: fallback %d has no Model", i+1)
 			}
 			if f.BaseURL != "" {
-				if err := checkBaseURL(f.BaseURL); err != nil {
-					return fmt.Errorf("WithFallback: fallback %q: %w", f.Model, err)
+				if err := checkBaseURL(fmt.Sprintf("WithFallback: fallback %q", f.Model), f.BaseURL); err != nil {
+					return err
 				}
 			}
 		}

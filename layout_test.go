@@ -1,6 +1,7 @@
 package robby_test
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -47,4 +48,70 @@ func above(rel, p string) bool {
 	}
 	rel = strings.TrimPrefix(rel, "/")
 	return rel == "" || !strings.HasPrefix(rel, "internal/") && rel != "robbytest" && rel != "mcpoauth"
+}
+
+// TestWrapsAddNoPrefix holds the rule of errors in the root, its stores
+// and the floor under them: a package's prefix ("robby: ", "sqlitestore: ")
+// begins an error where the package makes it, and a wrap adds only what was
+// being done. So fmt.Errorf("robby: …%w", err) is refused: an error that
+// crossed a store and the loop would name robby at each level.
+func TestWrapsAddNoPrefix(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"sqlitestore", "pgstore", "internal"} {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefixes := []string{"robby: ", f.Name.Name + ": "}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if format, ok := errorfFormat(n); ok && strings.Contains(format, "%w") {
+				for _, p := range prefixes {
+					if strings.HasPrefix(format, p) {
+						t.Errorf("%s: %q wraps with a package's prefix: a wrap adds only the operation", fset.Position(n.Pos()), format)
+					}
+				}
+			}
+			return true
+		})
+	}
+}
+
+// errorfFormat returns the format of a call of fmt.Errorf with a literal
+// format.
+func errorfFormat(n ast.Node) (string, bool) {
+	call, ok := n.(*ast.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return "", false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Errorf" {
+		return "", false
+	}
+	if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "fmt" {
+		return "", false
+	}
+	lit, ok := call.Args[0].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	format, err := strconv.Unquote(lit.Value)
+	return format, err == nil
 }

@@ -213,29 +213,29 @@ func (s MCPServer) WithGracePeriod(d time.Duration) MCPServer { s.grace = d; ret
 // descriptions can call it to report a faulty entry where it read it.
 func (s MCPServer) Validate() error {
 	if s.name == "" {
-		return errors.New("MCP server with no name")
+		return errors.New("robby: MCP server with no name")
 	}
 	switch s.kind {
 	case "stdio":
 		if s.command == "" {
-			return fmt.Errorf("MCP server %q: no command", s.name)
+			return fmt.Errorf("robby: MCP server %q: no command", s.name)
 		}
 	case "http", "sse", "websocket":
 		if s.url == "" {
-			return fmt.Errorf("MCP server %q: no URL", s.name)
+			return fmt.Errorf("robby: MCP server %q: no URL", s.name)
 		}
 	case "transport":
 		if s.t == nil {
-			return fmt.Errorf("MCP server %q: nil transport", s.name)
+			return fmt.Errorf("robby: MCP server %q: nil transport", s.name)
 		}
 	default:
-		return fmt.Errorf("MCP server %q: not built with an MCP constructor", s.name)
+		return fmt.Errorf("robby: MCP server %q: not built with an MCP constructor", s.name)
 	}
 	if s.timeout <= 0 {
-		return fmt.Errorf("MCP server %q: connect timeout must be positive", s.name)
+		return fmt.Errorf("robby: MCP server %q: connect timeout must be positive", s.name)
 	}
 	if s.oauth != nil && s.kind != "http" {
-		return fmt.Errorf("MCP server %q: OAuth is for streamable HTTP servers only", s.name)
+		return fmt.Errorf("robby: MCP server %q: OAuth is for streamable HTTP servers only", s.name)
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func (s MCPServer) transport(stderr *tailBuffer) (mcp.Transport, error) {
 	}
 	t := s.t
 	if t == nil {
-		return nil, errors.New("its transport was used already and cannot reconnect")
+		return nil, errors.New("robby: its transport was used already and cannot reconnect")
 	}
 	return t, nil
 }
@@ -359,7 +359,7 @@ func WithMCP(servers ...MCPServer) Option {
 			}
 			for _, o := range c.mcp {
 				if o.name == s.name {
-					return fmt.Errorf("MCP server %q: duplicate name", s.name)
+					return fmt.Errorf("robby: MCP server %q: duplicate name", s.name)
 				}
 			}
 			c.mcp = append(c.mcp, s)

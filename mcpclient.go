@@ -236,7 +236,7 @@ func (c *mcpConn) live(ctx context.Context) (*mcp.ClientSession, error) {
 		return s, nil
 	}
 	if restarted {
-		return nil, fmt.Errorf("MCP server %q is down and was restarted once already", c.spec.name)
+		return nil, fmt.Errorf("robby: MCP server %q is down and was restarted once already", c.spec.name)
 	}
 	s.Close()
 	cancel()
@@ -407,7 +407,7 @@ func (c *mcpConn) status(tools int) MCPServerStatus {
 	case c.sd.closed:
 		st.Err = c.errClosed()
 	case c.down:
-		st.Err = fmt.Errorf("MCP server %q: its session ended", c.spec.name)
+		st.Err = fmt.Errorf("robby: MCP server %q: its session ended", c.spec.name)
 	default:
 		st.Connected, st.Tools = true, tools
 	}

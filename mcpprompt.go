@@ -35,7 +35,7 @@ func (a *Agent) MCPPrompts(ctx context.Context) ([]MCPPromptInfo, error) {
 		}
 		for p, err := range s.Prompts(ctx, nil) {
 			if err != nil {
-				return out, c.hub.secrets.wrap(fmt.Errorf("robby: MCP server %q: listing prompts: %w", c.spec.name, err))
+				return out, c.hub.secrets.wrap(fmt.Errorf("MCP server %q: listing prompts: %w", c.spec.name, err))
 			}
 			out = append(out, MCPPromptInfo{Server: c.spec.name, Prompt: p})
 		}
@@ -55,7 +55,7 @@ func (a *Agent) MCPPrompt(ctx context.Context, server, name string, args map[str
 	}
 	res, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: maps.Clone(args)})
 	if err != nil {
-		return nil, c.hub.secrets.wrap(fmt.Errorf("robby: MCP server %q: prompt %q: %w", server, name, err))
+		return nil, c.hub.secrets.wrap(fmt.Errorf("MCP server %q: prompt %q: %w", server, name, err))
 	}
 	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(res.Messages))
 	for _, m := range res.Messages {
@@ -112,7 +112,7 @@ func (a *Agent) CompleteMCPPrompt(ctx context.Context, server, prompt, argument,
 	}
 	res, err := s.Complete(ctx, params)
 	if err != nil {
-		return nil, c.hub.secrets.wrap(fmt.Errorf("robby: MCP server %q: completing %s of prompt %q: %w", server, argument, prompt, err))
+		return nil, c.hub.secrets.wrap(fmt.Errorf("MCP server %q: completing %s of prompt %q: %w", server, argument, prompt, err))
 	}
 	return res.Completion.Values, nil
 }

@@ -181,7 +181,7 @@ func (c *mcpConn) bindResourceTool(mt *mcp.Tool) func(json.RawMessage) (invocati
 // readResource reads the resource at uri.
 func (c *mcpConn) readResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	if uri == "" {
-		return nil, errors.New("no URI")
+		return nil, errors.New("robby: no URI")
 	}
 	s, err := c.live(ctx)
 	if err != nil {
@@ -282,7 +282,7 @@ func (a *Agent) MCPResources(ctx context.Context) ([]MCPResourceInfo, error) {
 		}
 		for r, err := range s.Resources(ctx, nil) {
 			if err != nil {
-				return out, c.hub.secrets.wrap(fmt.Errorf("robby: MCP server %q: listing resources: %w", c.spec.name, err))
+				return out, c.hub.secrets.wrap(fmt.Errorf("MCP server %q: listing resources: %w", c.spec.name, err))
 			}
 			out = append(out, MCPResourceInfo{Server: c.spec.name, Resource: r})
 		}
@@ -299,7 +299,7 @@ func (a *Agent) ReadMCPResource(ctx context.Context, server, uri string) (*mcp.R
 	}
 	res, err := c.readResource(ctx, uri)
 	if err != nil {
-		return nil, fmt.Errorf("robby: %w", err)
+		return nil, err
 	}
 	return res, nil
 }
@@ -365,7 +365,7 @@ func (a *Agent) SubscribeMCPResource(ctx context.Context, server, uri string, up
 	if first {
 		if err := s.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 			c.unsubscribe(context.WithoutCancel(ctx), uri, sub)
-			return c.hub.secrets.wrap(fmt.Errorf("robby: MCP server %q: subscribing to %s: %w", server, uri, err))
+			return c.hub.secrets.wrap(fmt.Errorf("MCP server %q: subscribing to %s: %w", server, uri, err))
 		}
 	}
 	context.AfterFunc(ctx, func() { c.unsubscribe(context.WithoutCancel(ctx), uri, sub) })

@@ -183,7 +183,7 @@ func resolveSchema(schema map[string]any) *schemas.Args {
 // call calls a tool and renders its result as text for the model.
 func (c *mcpConn) call(ctx context.Context, tool string, args json.RawMessage) (string, error) {
 	if limit := c.spec.maxRequest(); len(args) > limit {
-		return "", fmt.Errorf("arguments of %d bytes are more than MCP server %q accepts in one message (%d bytes)",
+		return "", fmt.Errorf("robby: arguments of %d bytes are more than MCP server %q accepts in one message (%d bytes)",
 			len(args), c.spec.name, limit)
 	}
 	ctx, leave, err := c.enter(ctx)
@@ -305,7 +305,7 @@ func (a *Agent) mcpSession(ctx context.Context, server string) (*mcpConn, *mcp.C
 	}
 	s, err := c.live(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("robby: %w", err)
+		return nil, nil, err
 	}
 	return c, s, nil
 }

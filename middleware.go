@@ -106,7 +106,7 @@ type ToolMiddleware func(ctx context.Context, call ToolCall, next ToolHandler) (
 func WithModelMiddleware(mw ...ModelMiddleware) Option {
 	return func(c *config) error {
 		if slices.ContainsFunc(mw, func(m ModelMiddleware) bool { return m == nil }) {
-			return errors.New("WithModelMiddleware: nil middleware")
+			return errors.New("robby: WithModelMiddleware: nil middleware")
 		}
 		c.modelMW = append(c.modelMW, mw...)
 		return nil
@@ -120,7 +120,7 @@ func WithModelMiddleware(mw ...ModelMiddleware) Option {
 func WithToolMiddleware(mw ...ToolMiddleware) Option {
 	return func(c *config) error {
 		if slices.ContainsFunc(mw, func(m ToolMiddleware) bool { return m == nil }) {
-			return errors.New("WithToolMiddleware: nil middleware")
+			return errors.New("robby: WithToolMiddleware: nil middleware")
 		}
 		c.toolMW = append(c.toolMW, mw...)
 		return nil

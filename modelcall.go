@@ -339,14 +339,14 @@ func (a *Agent) post(ctx context.Context, req *request, model string, opts []opt
 // takes out the agent's secrets.
 func (c *core) requestError(ctx context.Context, err error, capture *chatwire.Capture) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("robby: chat completion: %w", context.Cause(ctx))
+		return fmt.Errorf("chat completion: %w", context.Cause(ctx))
 	}
 	var apiErr *APIError
 	if err = endpointError(err, capture); errors.As(err, &apiErr) {
 		apiErr.Message = c.secrets.redact(apiErr.Message)
 		return c.secrets.wrap(err)
 	}
-	return c.secrets.wrap(fmt.Errorf("robby: chat completion: %w", err))
+	return c.secrets.wrap(fmt.Errorf("chat completion: %w", err))
 }
 
 // A request is one chat-completion request, from its encoded parts.

@@ -83,21 +83,22 @@ func defaultConfig() config {
 func WithBaseURL(url string) Option {
 	return func(c *config) error {
 		if url == "" {
-			return errors.New("WithBaseURL: empty URL")
+			return errors.New("robby: WithBaseURL: empty URL")
 		}
-		if err := checkBaseURL(url); err != nil {
-			return fmt.Errorf("WithBaseURL: %w", err)
+		if err := checkBaseURL("WithBaseURL", url); err != nil {
+			return err
 		}
 		c.baseURL = &url
 		return nil
 	}
 }
 
-// checkBaseURL refuses what is not an absolute http(s) URL with a host.
-func checkBaseURL(url string) error {
+// checkBaseURL refuses what is not an absolute http(s) URL with a host. The
+// error begins with where the URL was given.
+func checkBaseURL(where, url string) error {
 	u, err := neturl.Parse(url)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("%q is not an absolute http:// or https:// URL with a host, such as \"http://localhost:11434/v1\"", url)
+		return fmt.Errorf("robby: %s: %q is not an absolute http:// or https:// URL with a host, such as \"http://localhost:11434/v1\"", where, url)
 	}
 	return nil
 }
@@ -139,7 +140,7 @@ func WithRequestOptions(opts ...option.RequestOption) Option {
 func WithModel(name string) Option {
 	return func(c *config) error {
 		if name == "" {
-			return errors.New("WithModel: empty model name")
+			return errors.New("robby: WithModel: empty model name")
 		}
 		c.model = name
 		return nil
@@ -180,7 +181,7 @@ func WithTools(tools ...Tool) Option {
 func WithMaxTurns(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return fmt.Errorf("WithMaxTurns: %d is not a positive number of turns", n)
+			return fmt.Errorf("robby: WithMaxTurns: %d is not a positive number of turns", n)
 		}
 		c.maxTurns = n
 		return nil
@@ -193,7 +194,7 @@ func WithMaxTurns(n int) Option {
 func WithMaxToolCallsPerTurn(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
-			return fmt.Errorf("WithMaxToolCallsPerTurn: %d is not a positive number of calls", n)
+			return fmt.Errorf("robby: WithMaxToolCallsPerTurn: %d is not a positive number of calls", n)
 		}
 		c.maxCalls = n
 		return nil
@@ -205,7 +206,7 @@ func WithMaxToolCallsPerTurn(n int) Option {
 func WithToolTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return fmt.Errorf("WithToolTimeout: negative duration %v", d)
+			return fmt.Errorf("robby: WithToolTimeout: negative duration %v", d)
 		}
 		c.timeout = d
 		return nil
@@ -219,7 +220,7 @@ func WithToolTimeout(d time.Duration) Option {
 func WithMaxToolOutput(n int) Option {
 	return func(c *config) error {
 		if n < 0 {
-			return fmt.Errorf("WithMaxToolOutput: negative size %d", n)
+			return fmt.Errorf("robby: WithMaxToolOutput: negative size %d", n)
 		}
 		c.maxOutput = n
 		return nil
@@ -231,7 +232,7 @@ func WithMaxToolOutput(n int) Option {
 func WithLogger(logger *slog.Logger) Option {
 	return func(c *config) error {
 		if logger == nil {
-			return errors.New("WithLogger: nil logger")
+			return errors.New("robby: WithLogger: nil logger")
 		}
 		c.logger = logger
 		return nil
@@ -247,7 +248,7 @@ func WithLogger(logger *slog.Logger) Option {
 func WithApproval(approve func(ctx context.Context, call ToolCall) error) Option {
 	return func(c *config) error {
 		if approve == nil {
-			return errors.New("WithApproval: nil function")
+			return errors.New("robby: WithApproval: nil function")
 		}
 		c.approve = approve
 		return nil

@@ -183,7 +183,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			return res, err
 		}
 		if !emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: &r.usage}) || ctx.Err() != nil {
-			return res, fmt.Errorf("robby: run: %w", context.Cause(ctx))
+			return res, fmt.Errorf("run: %w", context.Cause(ctx))
 		}
 		if final {
 			return res, fmt.Errorf("%w: %d turns, and the model still called tools", ErrMaxTurns, turn)

@@ -43,7 +43,7 @@ type runConfig struct {
 func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
 	return func(rc *runConfig) error {
 		if len(params.Messages) > 0 || len(params.Tools) > 0 {
-			return errors.New("WithRunParams: Messages and Tools are not parameters")
+			return errors.New("robby: WithRunParams: Messages and Tools are not parameters")
 		}
 		rc.params = &params
 		return nil
@@ -125,7 +125,7 @@ type turnStep struct {
 func WithOneTurn(done int, spent Budget) RunOption {
 	return func(rc *runConfig) error {
 		if done < 0 || spent.ModelCalls < 0 || spent.Tokens < 0 || spent.Cost < 0 {
-			return fmt.Errorf("WithOneTurn: negative turns (%d) or spending (%+v)", done, spent)
+			return fmt.Errorf("robby: WithOneTurn: negative turns (%d) or spending (%+v)", done, spent)
 		}
 		rc.step = &turnStep{done: done, spent: spent}
 		return nil
@@ -156,7 +156,7 @@ func newRunConfig(opts []RunOption) (runConfig, error) {
 			return rc, fmt.Errorf("robby: run option %d of %d is nil", i+1, len(opts))
 		}
 		if err := opt(&rc); err != nil {
-			return rc, fmt.Errorf("robby: %w", err)
+			return rc, err
 		}
 	}
 	return rc, nil
@@ -182,7 +182,7 @@ func (rc *runConfig) callerTools(ts *toolset) ([]json.RawMessage, error) {
 	}
 	raw, err := chatwire.EncodeTools(defs)
 	if err != nil {
-		return nil, fmt.Errorf("robby: WithCallerTools: %w", err)
+		return nil, fmt.Errorf("WithCallerTools: %w", err)
 	}
 	return raw, nil
 }
@@ -243,7 +243,7 @@ func overlayParams(base, over *openai.ChatCompletionNewParams) (openai.ChatCompl
 	}
 	var p openai.ChatCompletionNewParams
 	if err := p.UnmarshalJSON(b); err != nil {
-		return openai.ChatCompletionNewParams{}, fmt.Errorf("robby: WithRunParams: %w", err)
+		return openai.ChatCompletionNewParams{}, fmt.Errorf("WithRunParams: %w", err)
 	}
 	if err := keepExtra(&p, merged); err != nil {
 		return openai.ChatCompletionNewParams{}, err
@@ -270,7 +270,7 @@ func onlyFormat(p *openai.ChatCompletionNewParams) bool {
 func paramFields(p *openai.ChatCompletionNewParams) (map[string]json.RawMessage, error) {
 	b, err := p.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("robby: encoding the parameters: %w", err)
+		return nil, fmt.Errorf("encoding the parameters: %w", err)
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(b, &fields); err != nil {

@@ -34,7 +34,7 @@ import (
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(c *config) error {
 		if tp == nil {
-			return errors.New("WithTracerProvider: nil provider")
+			return errors.New("robby: WithTracerProvider: nil provider")
 		}
 		c.tracerProvider = tp
 		return nil
@@ -54,7 +54,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(c *config) error {
 		if mp == nil {
-			return errors.New("WithMeterProvider: nil provider")
+			return errors.New("robby: WithMeterProvider: nil provider")
 		}
 		c.meterProvider = mp
 		return nil

@@ -62,7 +62,7 @@ func NewTool[In, Out any](name, description string, fn func(context.Context, In)
 	t.params, t.paramsJSON, t.schema, t.err = s.Params, s.ParamsJSON, func() *schemas.Args { return s }, s.Err
 	t.bind = decoded(fn)
 	if fn == nil {
-		t.err = errors.New("nil function")
+		t.err = errors.New("robby: nil function")
 	}
 	return t
 }
@@ -123,7 +123,7 @@ func FuncTool(name, description string, parameters map[string]any, fn func(conte
 	t.params, t.paramsJSON, t.schema, t.err = c.Params, c.ParamsJSON, func() *schemas.Args { return c }, c.Err
 	t.bind = decoded(fn)
 	if fn == nil {
-		t.err = errors.New("nil function")
+		t.err = errors.New("robby: nil function")
 	}
 	return t
 }

@@ -123,13 +123,13 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 		t := &tools[i]
 		switch {
 		case !validName(t.name):
-			return nil, fmt.Errorf("tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$", t.name)
+			return nil, fmt.Errorf("robby: tool %q: name must match ^[a-zA-Z0-9_-]{1,64}$", t.name)
 		case t.err != nil:
 			return nil, fmt.Errorf("tool %q: %w", t.name, t.err)
 		case t.bind == nil:
-			return nil, fmt.Errorf("tool %q: not built with NewTool or FuncTool", t.name)
+			return nil, fmt.Errorf("robby: tool %q: not built with NewTool or FuncTool", t.name)
 		case ts.byName[t.name] != nil:
-			return nil, fmt.Errorf("tool %q: duplicate name", t.name)
+			return nil, fmt.Errorf("robby: tool %q: duplicate name", t.name)
 		}
 		ts.byName[t.name] = t
 		ts.names = append(ts.names, t.name)

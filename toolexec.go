@@ -35,7 +35,7 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 	}
 	a.addMessages(ms)
 	if err := ctx.Err(); err != nil {
-		return results, fmt.Errorf("robby: executing tool calls: %w", context.Cause(ctx))
+		return results, fmt.Errorf("executing tool calls: %w", context.Cause(ctx))
 	}
 	return results, nil
 }

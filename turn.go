@@ -65,7 +65,7 @@ func (a *Agent) keepReply(ctx context.Context, res *Result, rc *runConfig, turn 
 	}
 	if err != nil {
 		if errors.Is(err, errStopped) || ctx.Err() != nil {
-			return fmt.Errorf("robby: run: %w", context.Cause(ctx))
+			return fmt.Errorf("run: %w", context.Cause(ctx))
 		}
 		return err
 	}

@@ -43,7 +43,7 @@ func typedOption(set func(*typedConfig) error) RunOption {
 func WithAnswerMode(m AnswerMode) RunOption {
 	return typedOption(func(c *typedConfig) error {
 		if m < AnswerAuto || m > AnswerPrompted {
-			return fmt.Errorf("WithAnswerMode: unknown mode %v", m)
+			return fmt.Errorf("robby: WithAnswerMode: unknown mode %v", m)
 		}
 		c.mode = m
 		return nil
@@ -57,7 +57,7 @@ func WithAnswerMode(m AnswerMode) RunOption {
 func WithMaxRepairs(n int) RunOption {
 	return typedOption(func(c *typedConfig) error {
 		if n < 0 {
-			return fmt.Errorf("WithMaxRepairs: %d repairs", n)
+			return fmt.Errorf("robby: WithMaxRepairs: %d repairs", n)
 		}
 		c.repairs = n
 		return nil
@@ -261,7 +261,7 @@ func (a *Agent) typed(ctx context.Context, prompt messages, opts []RunOption, t 
 		as = schemas.AnswerFor(t)
 	}
 	if as.Err != nil {
-		return res, nil, fmt.Errorf("robby: typed answer %v: %w", t, as.Err)
+		return res, nil, fmt.Errorf("typed answer %v: %w", t, as.Err)
 	}
 	release, err := a.acquire(ctx)
 	if err != nil {

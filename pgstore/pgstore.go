@@ -37,12 +37,12 @@ var _ robby.Store = (*Store)(nil)
 func Open(ctx context.Context, connString string) (*Store, error) {
 	pool, err := pgxpool.New(ctx, connString)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: %w", err)
+		return nil, fmt.Errorf("connecting: %w", err)
 	}
 	s := &Store{pool: pool}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("pgstore: %w", err)
+		return nil, fmt.Errorf("setting up the tables: %w", err)
 	}
 	return s, nil
 }
@@ -51,15 +51,6 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
-}
-
-// wrap gives an error the package's prefix, keeping the store's own
-// errors recognizable.
-func wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("pgstore: %w", err)
 }
 
 const conversationColumns = `id, user_id, title, metadata, messages, created, updated, ` + convstore.UsageColumns
@@ -102,7 +93,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 		return insertConversation(ctx, tx, c, seg)
 	})
 	if err != nil {
-		return robby.Conversation{}, wrap(err)
+		return robby.Conversation{}, err
 	}
 	return c, nil
 }
@@ -114,7 +105,7 @@ func insertConversation(ctx context.Context, q querier, c robby.Conversation, se
 		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated},
 			convstore.Usage(c.Usage).Args()...), seg)...)
 	if err == nil && tag.RowsAffected() == 0 {
-		err = fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
+		err = fmt.Errorf("conversation %q: %w", c.ID, robby.ErrConversationExists)
 	}
 	return err
 }
@@ -149,7 +140,7 @@ func getConversation(ctx context.Context, q querier, user, id, lock string) (rob
 	c, err := scanConversation(q.QueryRow(ctx, `SELECT `+conversationColumns+`, segment
 		FROM robby_store_conversations WHERE user_id = $1 AND id = $2 `+lock, user, id), &seg)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, 0, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		return c, 0, fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 	}
 	return c, seg, err
 }
@@ -191,7 +182,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		return err
 	})
 	if err != nil {
-		return robby.Conversation{}, nil, wrap(err)
+		return robby.Conversation{}, nil, err
 	}
 	return c, msgs, nil
 }
@@ -202,7 +193,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	if err := convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
 		return m.Chat, m.Error, convstore.Usage(m.Usage)
 	}); err != nil {
-		return wrap(err)
+		return err
 	}
 	chats, errs := make([]*string, len(msgs)), make([]*string, len(msgs))
 	var tokens [5][]int64 // each of convstore.UsageColumns but cost, by message
@@ -240,23 +231,23 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 			$13::float8[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, ord)`,
 		append(args, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...)...)
 	if err != nil {
-		return wrap(err)
+		return err
 	}
 	if tag.RowsAffected() == int64(len(msgs)) && len(msgs) > 0 {
 		return nil
 	}
 	c, _, err := getConversation(ctx, s.pool, user, id, "")
 	if err == nil && c.Messages != after {
-		err = fmt.Errorf("%q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
+		err = fmt.Errorf("conversation %q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
 	}
-	return wrap(err)
+	return err
 }
 
 // List implements [robby.Store].
 func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) ([]robby.Conversation, string, error) {
 	cur, ok, err := convstore.DecodeCursor(opts.Cursor)
 	if err != nil {
-		return nil, "", wrap(err)
+		return nil, "", err
 	}
 	limit := convstore.Limit(opts.Limit, robby.DefaultListLimit)
 	var rows pgx.Rows
@@ -269,13 +260,13 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 			WHERE user_id = $1 ORDER BY updated DESC, id DESC LIMIT $2`, user, limit+1)
 	}
 	if err != nil {
-		return nil, "", wrap(err)
+		return nil, "", err
 	}
 	page, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (robby.Conversation, error) {
 		return scanConversation(row)
 	})
 	if err != nil {
-		return nil, "", wrap(err)
+		return nil, "", err
 	}
 	page, next := convstore.Page(page, limit, func(c robby.Conversation) convstore.Cursor {
 		return convstore.Cursor{Updated: c.Updated, ID: c.ID}
@@ -288,9 +279,9 @@ func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE robby_store_conversations SET title = $3, updated = $4
 		WHERE user_id = $1 AND id = $2`, user, id, title, convstore.Now())
 	if err == nil && tag.RowsAffected() == 0 {
-		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		err = fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 	}
-	return wrap(err)
+	return err
 }
 
 // SetMetadata implements [robby.Store].
@@ -298,9 +289,9 @@ func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]
 	tag, err := s.pool.Exec(ctx, `UPDATE robby_store_conversations SET metadata = $3, updated = $4
 		WHERE user_id = $1 AND id = $2`, user, id, convstore.EncodeMetadata(md), convstore.Now())
 	if err == nil && tag.RowsAffected() == 0 {
-		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		err = fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 	}
-	return wrap(err)
+	return err
 }
 
 // Fork implements [robby.Store]. The fork shares the first n messages
@@ -341,7 +332,7 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 		return insertConversation(ctx, tx, fork, forkSeg)
 	})
 	if err != nil {
-		return robby.Conversation{}, wrap(err)
+		return robby.Conversation{}, err
 	}
 	return fork, nil
 }
@@ -349,16 +340,16 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 // Delete implements [robby.Store]. Messages that forks share stay until
 // the last of those goes.
 func (s *Store) Delete(ctx context.Context, user, id string) error {
-	return wrap(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var seg int64
 		err := tx.QueryRow(ctx, `DELETE FROM robby_store_conversations WHERE user_id = $1 AND id = $2
 			RETURNING segment`, user, id).Scan(&seg)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+			return fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 		}
 		if err != nil {
 			return err
 		}
 		return release(ctx, tx, seg)
-	}))
+	})
 }

@@ -51,5 +51,5 @@ func ExampleOpen() {
 	// Trip to Lyon 2
 	// 1 {"role":"user","content":"Trains to Lyon?"}
 	// 2 {"role":"assistant","content":"Every hour from Paris."}
-	// sqlitestore: "trip": robby: no such conversation
+	// conversation "trip": robby: no such conversation
 }

@@ -56,11 +56,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Set("_txlock", "immediate") // take the write lock at BEGIN, not midway
 	writeURI, err := sqlitefile.URI(path, q)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: %q: %w", path, err)
+		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
 	write, err := sql.Open("sqlite", writeURI)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: %w", err)
+		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
 	write.SetMaxOpenConns(1)
 	write.SetConnMaxIdleTime(0)
@@ -70,12 +70,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	read, err := sql.Open("sqlite", readURI)
 	if err != nil {
 		write.Close()
-		return nil, fmt.Errorf("sqlitestore: %w", err)
+		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
 	s := &Store{write: write, read: read}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("sqlitestore: %s: %w", path, err)
+		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
 	return s, nil
 }
@@ -128,15 +128,6 @@ func isBusy(err error) bool {
 	return false
 }
 
-// wrap gives an error the package's prefix, keeping the store's own
-// errors recognizable.
-func wrap(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("sqlitestore: %w", err)
-}
-
 const conversationColumns = `id, user_id, title, metadata, messages, created, updated, ` + convstore.UsageColumns
 
 // scanConversation reads conversationColumns, then the extra columns
@@ -172,7 +163,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 		return insertConversation(ctx, tx, c, seg)
 	})
 	if err != nil {
-		return robby.Conversation{}, wrap(err)
+		return robby.Conversation{}, err
 	}
 	return c, nil
 }
@@ -191,7 +182,7 @@ func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, s
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("%q: %w", c.ID, robby.ErrConversationExists)
+		return fmt.Errorf("conversation %q: %w", c.ID, robby.ErrConversationExists)
 	}
 	return nil
 }
@@ -202,18 +193,18 @@ func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, s
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return robby.Conversation{}, nil, wrap(err)
+		return robby.Conversation{}, nil, err
 	}
 	defer tx.Rollback()
 	c, seg, err := getConversation(ctx, tx, user, id)
 	if err != nil {
-		return robby.Conversation{}, nil, wrap(err)
+		return robby.Conversation{}, nil, err
 	}
 	rows, err := tx.QueryContext(ctx, chain+`SELECT m.seq, m.chat, m.error, m.created, `+messageUsage+`
 		FROM chain JOIN robby_store_messages m ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi
 		ORDER BY m.seq`, c.Messages, seg)
 	if err != nil {
-		return robby.Conversation{}, nil, wrap(err)
+		return robby.Conversation{}, nil, err
 	}
 	defer rows.Close()
 	msgs := make([]robby.Message, 0, c.Messages)
@@ -222,13 +213,13 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		var errText sql.NullString
 		var created int64
 		if err := rows.Scan(append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &created}, (*convstore.Usage)(&m.Usage).Dest()...)...); err != nil {
-			return robby.Conversation{}, nil, wrap(err)
+			return robby.Conversation{}, nil, err
 		}
 		m.Error, m.Created = errText.String, time.UnixMicro(created).UTC()
 		msgs = append(msgs, m)
 	}
 	if err := rows.Err(); err != nil {
-		return robby.Conversation{}, nil, wrap(err)
+		return robby.Conversation{}, nil, err
 	}
 	return c, msgs, nil
 }
@@ -263,7 +254,7 @@ func getConversation(ctx context.Context, tx *sql.Tx, user, id string) (robby.Co
 		FROM robby_store_conversations WHERE user_id = ? AND id = ?`, user, id)
 	c, err := scanConversation(row, &seg)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, 0, fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		return c, 0, fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 	}
 	return c, seg, err
 }
@@ -273,10 +264,10 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	if err := convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
 		return m.Chat, m.Error, convstore.Usage(m.Usage)
 	}); err != nil {
-		return wrap(err)
+		return err
 	}
 	now := convstore.Now()
-	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		seg, err := touch(ctx, tx, user, id, after, msgs, now)
 		if err != nil {
 			return err
@@ -295,7 +286,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 			}
 		}
 		return nil
-	}))
+	})
 }
 
 // touch counts msgs and their usage in a conversation that holds after, and
@@ -317,14 +308,14 @@ func touch(ctx context.Context, tx *sql.Tx, user, id string, after int64, msgs [
 	if err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("%q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
+	return 0, fmt.Errorf("conversation %q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
 }
 
 // List implements [robby.Store].
 func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) ([]robby.Conversation, string, error) {
 	cur, ok, err := convstore.DecodeCursor(opts.Cursor)
 	if err != nil {
-		return nil, "", wrap(err)
+		return nil, "", err
 	}
 	limit := convstore.Limit(opts.Limit, robby.DefaultListLimit)
 	var rows *sql.Rows
@@ -337,19 +328,19 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 			WHERE user_id = ? ORDER BY updated DESC, id DESC LIMIT ?`, user, limit+1)
 	}
 	if err != nil {
-		return nil, "", wrap(err)
+		return nil, "", err
 	}
 	defer rows.Close()
 	var page []robby.Conversation
 	for rows.Next() {
 		c, err := scanConversation(rows)
 		if err != nil {
-			return nil, "", wrap(err)
+			return nil, "", err
 		}
 		page = append(page, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", wrap(err)
+		return nil, "", err
 	}
 	page, next := convstore.Page(page, limit, func(c robby.Conversation) convstore.Cursor {
 		return convstore.Cursor{Updated: c.Updated, ID: c.ID}
@@ -359,20 +350,20 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 
 // SetTitle implements [robby.Store].
 func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
-	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET title = ?, updated = ?
 			WHERE user_id = ? AND id = ?`, title, convstore.Now().UnixMicro(), user, id)
 		return checkFound(r, err, id)
-	}))
+	})
 }
 
 // SetMetadata implements [robby.Store].
 func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]string) error {
-	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET metadata = ?, updated = ?
 			WHERE user_id = ? AND id = ?`, convstore.EncodeMetadata(md), convstore.Now().UnixMicro(), user, id)
 		return checkFound(r, err, id)
-	}))
+	})
 }
 
 // checkFound reports a statement that changed no conversation.
@@ -382,7 +373,7 @@ func checkFound(r sql.Result, err error, id string) error {
 	}
 	n, err := r.RowsAffected()
 	if err == nil && n == 0 {
-		err = fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+		err = fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 	}
 	return err
 }
@@ -424,7 +415,7 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 		return insertConversation(ctx, tx, fork, forkSeg)
 	})
 	if err != nil {
-		return robby.Conversation{}, wrap(err)
+		return robby.Conversation{}, err
 	}
 	return fork, nil
 }
@@ -432,16 +423,16 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 // Delete implements [robby.Store]. Messages that forks share stay until
 // the last of those goes.
 func (s *Store) Delete(ctx context.Context, user, id string) error {
-	return wrap(s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var seg int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM robby_store_conversations WHERE user_id = ? AND id = ?
 			RETURNING segment`, user, id).Scan(&seg)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%q: %w", id, robby.ErrNoConversation)
+			return fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 		}
 		if err != nil {
 			return err
 		}
 		return release(ctx, tx, seg)
-	}))
+	})
 }

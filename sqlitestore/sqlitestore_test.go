@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/robbytest"
 	"github.com/robby-go/robby/sqlitestore"
 	"github.com/robby-go/robby/storetest"
 )
@@ -192,4 +194,34 @@ func TestForkChainGrowsLinearlyOnDisk(t *testing.T) {
 	t.Logf("a chain of 100 responses: %d bytes; of 200: %d bytes", size[100], size[200])
 	assert.Less(t, float64(size[200])/float64(size[100]), 2.5, "linear, not quadratic")
 	assert.Less(t, size[200], int64(200*2*1000), "about the messages' own size")
+}
+
+// TestConflictSaysRobbyOnce: an error that the root made (ErrConflict),
+// which crossed the store and a run, says "robby:" once. Each wrap on the
+// way added what it was doing.
+func TestConflictSaysRobbyOnce(t *testing.T) {
+	ctx := t.Context()
+	store := open(t, filepath.Join(t.TempDir(), "robby.db"))
+	// The tool is another writer: it adds to the conversation while the
+	// run holds its turn unsaved.
+	other := robby.FuncTool("other_writer", "", nil, func(ctx context.Context, _ map[string]any) (any, error) {
+		c, _, err := store.Load(ctx, "u", "c")
+		if err != nil {
+			return nil, err
+		}
+		return "written", store.Append(ctx, "u", "c", c.Messages, storetest.Chat("meanwhile"))
+	})
+	model := robbytest.NewServer()
+	t.Cleanup(model.Close)
+	model.Reply(robbytest.ToolCalls(robbytest.Call("other_writer", `{}`)), robbytest.Text("done"))
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(other))
+	require.NoError(t, err)
+	t.Cleanup(func() { agent.Close() })
+
+	_, err = agent.Run(ctx, "hi", robby.WithConversation(store, "u", "c"))
+	require.ErrorIs(t, err, robby.ErrConflict)
+	t.Log(err)
+	assert.Equal(t, 1, strings.Count(err.Error(), "robby:"), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), `saving to conversation "c": `), err.Error())
+	assert.True(t, strings.HasSuffix(err.Error(), robby.ErrConflict.Error()), err.Error())
 }

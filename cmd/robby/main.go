@@ -52,16 +52,14 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
-// report prints err with one "robby: " in front: the library's errors
-// begin with one of their own.
+// report prints err with "robby: " in front, unless an error the library
+// made begins it: then the prefix is there already.
 func report(w io.Writer, err error) {
-	fmt.Fprintln(w, "robby:", oneRobby(err.Error()))
-}
-
-// oneRobby removes the "robby: " that begins msg or any of its parts.
-func oneRobby(msg string) string {
-	msg = strings.TrimPrefix(msg, "robby: ")
-	return strings.ReplaceAll(msg, ": robby: ", ": ")
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "robby: ") {
+		msg = "robby: " + msg
+	}
+	fmt.Fprintln(w, msg)
 }
 
 // shownError is an error the user has seen already: it only sets the exit

@@ -42,7 +42,7 @@ func EncodeHead(p *openai.ChatCompletionNewParams, stream bool) ([]byte, error) 
 	}
 	b, err := q.MarshalJSON()
 	if err != nil {
-		return nil, fmt.Errorf("robby: chat completion: encoding the parameters: %w", err)
+		return nil, fmt.Errorf("chat completion: encoding the parameters: %w", err)
 	}
 	if len(b) < 2 || b[len(b)-1] != '}' {
 		return nil, fmt.Errorf("robby: chat completion: parameters encoded as %s, not an object", b)
@@ -56,7 +56,7 @@ func EncodeMessages(raw []json.RawMessage, msgs []openai.ChatCompletionMessagePa
 	for i := len(raw); i < len(msgs); i++ {
 		b, err := msgs[i].MarshalJSON()
 		if err != nil {
-			return raw, fmt.Errorf("robby: chat completion: encoding message %d: %w", i, err)
+			return raw, fmt.Errorf("chat completion: encoding message %d: %w", i, err)
 		}
 		raw = append(raw, b)
 	}
@@ -172,7 +172,7 @@ func appendFields(b []byte, fields map[string]any) ([]byte, error) {
 		}
 		v, err := json.Marshal(fields[k])
 		if err != nil {
-			return nil, fmt.Errorf("robby: encoding the tool call field %q: %w", k, err)
+			return nil, fmt.Errorf("encoding the tool call field %q: %w", k, err)
 		}
 		b = append(b, v...)
 	}

@@ -47,7 +47,7 @@ func (t *WebSocketTransport) Connect(ctx context.Context) (mcp.Connection, error
 		Subprotocols: []string{webSocketSubprotocol},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("robby: websocket: %w", err)
+		return nil, fmt.Errorf("websocket: %w", err)
 	}
 	return NewWebSocketConn(conn), nil
 }
@@ -89,7 +89,7 @@ func (c *WebSocketConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	msg, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
-		return nil, fmt.Errorf("robby: websocket: decoding message: %w", err)
+		return nil, fmt.Errorf("websocket: decoding message: %w", err)
 	}
 	return msg, nil
 }
@@ -106,7 +106,7 @@ func (c *WebSocketConn) readError(err error) error {
 	case websocket.StatusNormalClosure, websocket.StatusGoingAway:
 		return io.EOF
 	}
-	return fmt.Errorf("robby: websocket: read: %w", err)
+	return fmt.Errorf("websocket: read: %w", err)
 }
 
 // Write implements [mcp.Connection]. coder/websocket serializes concurrent
@@ -118,16 +118,16 @@ func (c *WebSocketConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return fmt.Errorf("robby: websocket: encoding message: %w", err)
+		return fmt.Errorf("websocket: encoding message: %w", err)
 	}
 	select {
 	case <-c.closing:
-		return fmt.Errorf("robby: websocket: write: %w", mcp.ErrConnectionClosed)
+		return fmt.Errorf("websocket: write: %w", mcp.ErrConnectionClosed)
 	default:
 	}
 	if err := c.conn.Write(ctx, websocket.MessageText, data); err != nil {
 		c.broken.Store(true)
-		return fmt.Errorf("robby: websocket: write: %w", err)
+		return fmt.Errorf("websocket: write: %w", err)
 	}
 	return nil
 }
@@ -147,7 +147,7 @@ func (c *WebSocketConn) Close() error {
 		}
 		// net.ErrClosed means the peer or a failed read closed it first.
 		if err != nil && !errors.Is(err, net.ErrClosed) {
-			c.closeErr = fmt.Errorf("robby: websocket: close: %w", err)
+			c.closeErr = fmt.Errorf("websocket: close: %w", err)
 		}
 	})
 	return c.closeErr

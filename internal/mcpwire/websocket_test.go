@@ -264,7 +264,7 @@ func TestWebSocketConnReadBadMessages(t *testing.T) {
 			require.NotPanics(t, func() { msg, err = conn.Read(ctx) })
 			assert.Nil(t, msg)
 			require.Error(t, err)
-			assert.ErrorContains(t, err, "robby: websocket: ")
+			assert.ErrorContains(t, err, "websocket: ")
 			assert.ErrorContains(t, err, tc.want)
 			assert.NotErrorIs(t, err, io.EOF)
 		})
@@ -397,7 +397,7 @@ func TestWebSocketConnLifecycle(t *testing.T) {
 		defer cancel()
 		_, err := NewWebSocketTransport("ws"+strings.TrimPrefix(srv.URL, "http"), nil, nil).Connect(ctx)
 		require.Error(t, err)
-		assert.ErrorContains(t, err, "robby: websocket: ")
+		assert.ErrorContains(t, err, "websocket: ")
 		assert.ErrorContains(t, err, "401")
 	})
 }
