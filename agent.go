@@ -4,18 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/robby-go/robby/internal/chatwire"
 
-	"github.com/robby-go/robby/internal/llmserver"
-
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // ErrClosed is returned by the methods of an [Agent] after [Agent.Close].
@@ -42,43 +37,6 @@ type Agent struct {
 	unsaved Usage
 
 	compact compactState // used by the operation holding busy
-}
-
-// core is what an agent and its clones share; nothing in it changes after
-// New but the closed state.
-type core struct {
-	client      openai.Client
-	reqOpts     []option.RequestOption
-	params      openai.ChatCompletionNewParams // Messages and Tools left empty
-	heads       [2]func() ([]byte, error)      // params encoded, plain and streamed
-	initial     messages                       // the system prompt and the messages of WithParams
-	maxTurns    int
-	finalTurn   bool
-	log         *slog.Logger
-	secrets     secrets    // kept out of errors
-	tel         *telemetry // nil if neither traced nor metered
-	modelMW     []ModelMiddleware
-	fallbacks   []endpoint
-	prices      map[string]Price // nil if not given
-	unpriced    sync.Map         // models called without a price, logged once
-	usageWarned atomic.Bool      // a usage was clamped, logged once
-	runBudget   Budget           // WithBudget: of each run
-	tools       toolbox
-	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
-	// AnswerAuto until a fallback, which means native.
-	answerMode atomic.Int32
-	typedHeads typedHeads // heads of typed runs' requests: answermode.go
-
-	window     int          // given by WithContextWindow
-	learned    atomic.Int64 // the window the provider reported
-	discovery  sync.Once
-	probe      sync.Once      // asks the server what it is
-	srv        llmserver.Info // what it said
-	compaction CompactionPolicy
-	pinFirst   bool
-
-	closeOnce sync.Once
-	closed    chan struct{}
 }
 
 // New builds an agent from its options. A model is required ([WithModel]);
@@ -196,16 +154,6 @@ func (a *Agent) Tools() []Tool {
 		tools = append(tools, *ts.byName[name])
 	}
 	return tools
-}
-
-// isClosed reports whether Close was called.
-func (c *core) isClosed() bool {
-	select {
-	case <-c.closed:
-		return true
-	default:
-		return false
-	}
 }
 
 // acquire waits until no other operation uses the conversation.

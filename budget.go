@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"math"
 	"sync"
@@ -113,17 +112,6 @@ type meter struct {
 
 type meterKey struct{}
 
-// metered returns ctx with a meter for a run of the agent. The meter starts
-// at spent, what the run spent before ([WithOneTurn]). When the agent has no
-// budget, metered returns ctx as it is: the run counts in its caller's meter,
-// if any.
-func (c *core) metered(ctx context.Context, spent Budget) context.Context {
-	if c.runBudget == (Budget{}) {
-		return ctx
-	}
-	return context.WithValue(ctx, meterKey{}, &meter{parent: meterOf(ctx), max: c.runBudget, used: spent})
-}
-
 // meterOf returns the meter of the run ctx is of, nil if none.
 func meterOf(ctx context.Context) *meter {
 	m, _ := ctx.Value(meterKey{}).(*meter)
@@ -177,24 +165,6 @@ func (m *meter) spend(u Usage) {
 		b.used.Cost = addCost(b.used.Cost, max(u.Cost, 0))
 		b.mu.Unlock()
 	}
-}
-
-// checkPriced returns an error when model has no price while a meter of
-// ctx bounds the cost.
-func (c *core) checkPriced(ctx context.Context, model string) error {
-	m := meterOf(ctx)
-	if m == nil {
-		return nil
-	}
-	if _, ok := c.prices[model]; ok {
-		return nil
-	}
-	for b := m; b != nil; b = b.parent {
-		if b.max.Cost > 0 {
-			return fmt.Errorf("robby: model %q has no price (WithPrices), and the run has a Cost budget", model)
-		}
-	}
-	return nil
 }
 
 // A Price is what a model's tokens cost, per million. The currency is the
@@ -272,37 +242,4 @@ func checkPrices(cfg *config) error {
 		}
 	}
 	return nil
-}
-
-// price sets u.Cost to what model's call cost, u clamped first. A model
-// without a price costs 0, which the log says once per model.
-func (c *core) price(ctx context.Context, model string, u *Usage) {
-	c.clampUsage(ctx, model, u)
-	if c.prices == nil {
-		return
-	}
-	p, ok := c.prices[model]
-	if !ok {
-		if _, warned := c.unpriced.LoadOrStore(model, true); !warned {
-			c.log.WarnContext(ctx, "robby: no price for the model (WithPrices): its calls count no cost", slog.String("model", model))
-		}
-		return
-	}
-	u.Cost = min(p.Cost(*u), maxCallCost)
-}
-
-// clampUsage keeps a call's usage within what a call can use
-// ([Usage.clamped]). The usage is read from the wire or set by a model
-// middleware. The provider's numbers inform; they must not break the sums,
-// the stores or the budget. The log warns of it once in the agent's life.
-func (c *core) clampUsage(ctx context.Context, model string, u *Usage) {
-	clamped, changed := u.clamped()
-	if !changed {
-		return
-	}
-	if c.usageWarned.CompareAndSwap(false, true) {
-		c.log.WarnContext(ctx, "robby: a usage no model call has (negative, not a number, or beyond bounds) was clamped",
-			slog.String("model", model), slog.Any("usage", *u))
-	}
-	*u = clamped
 }

@@ -4,11 +4,63 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/robby-go/robby/internal/llmserver"
 )
+
+// core is what an agent and its clones share; nothing in it changes after
+// New but the closed state.
+type core struct {
+	client      openai.Client
+	reqOpts     []option.RequestOption
+	params      openai.ChatCompletionNewParams // Messages and Tools left empty
+	heads       [2]func() ([]byte, error)      // params encoded, plain and streamed
+	initial     messages                       // the system prompt and the messages of WithParams
+	maxTurns    int
+	finalTurn   bool
+	log         *slog.Logger
+	secrets     secrets    // kept out of errors
+	tel         *telemetry // nil if neither traced nor metered
+	modelMW     []ModelMiddleware
+	fallbacks   []endpoint
+	prices      map[string]Price // nil if not given
+	unpriced    sync.Map         // models called without a price, logged once
+	usageWarned atomic.Bool      // a usage was clamped, logged once
+	runBudget   Budget           // WithBudget: of each run
+	tools       toolbox
+	// answerMode is the AnswerMode typed runs in AnswerAuto settled on;
+	// AnswerAuto until a fallback, which means native.
+	answerMode atomic.Int32
+	typedHeads typedHeads // heads of typed runs' requests: answermode.go
+
+	window     int          // given by WithContextWindow
+	learned    atomic.Int64 // the window the provider reported
+	discovery  sync.Once
+	probe      sync.Once      // asks the server what it is
+	srv        llmserver.Info // what it said
+	compaction CompactionPolicy
+	pinFirst   bool
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+// isClosed reports whether Close was called.
+func (c *core) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
 
 // What robby learns of the endpoint, once in the agent's life. That is which
 // server answers, and the model's context window.
@@ -106,4 +158,66 @@ func isContextLengthError(err error) bool {
 	}
 	_, ok := contextOverflow(err)
 	return ok
+}
+
+// metered returns ctx with a meter for a run of the agent. The meter starts
+// at spent, what the run spent before ([WithOneTurn]). When the agent has no
+// budget, metered returns ctx as it is: the run counts in its caller's meter,
+// if any.
+func (c *core) metered(ctx context.Context, spent Budget) context.Context {
+	if c.runBudget == (Budget{}) {
+		return ctx
+	}
+	return context.WithValue(ctx, meterKey{}, &meter{parent: meterOf(ctx), max: c.runBudget, used: spent})
+}
+
+// checkPriced returns an error when model has no price while a meter of
+// ctx bounds the cost.
+func (c *core) checkPriced(ctx context.Context, model string) error {
+	m := meterOf(ctx)
+	if m == nil {
+		return nil
+	}
+	if _, ok := c.prices[model]; ok {
+		return nil
+	}
+	for b := m; b != nil; b = b.parent {
+		if b.max.Cost > 0 {
+			return fmt.Errorf("robby: model %q has no price (WithPrices), and the run has a Cost budget", model)
+		}
+	}
+	return nil
+}
+
+// price sets u.Cost to what model's call cost, u clamped first. A model
+// without a price costs 0, which the log says once per model.
+func (c *core) price(ctx context.Context, model string, u *Usage) {
+	c.clampUsage(ctx, model, u)
+	if c.prices == nil {
+		return
+	}
+	p, ok := c.prices[model]
+	if !ok {
+		if _, warned := c.unpriced.LoadOrStore(model, true); !warned {
+			c.log.WarnContext(ctx, "robby: no price for the model (WithPrices): its calls count no cost", slog.String("model", model))
+		}
+		return
+	}
+	u.Cost = min(p.Cost(*u), maxCallCost)
+}
+
+// clampUsage keeps a call's usage within what a call can use
+// ([Usage.clamped]). The usage is read from the wire or set by a model
+// middleware. The provider's numbers inform; they must not break the sums,
+// the stores or the budget. The log warns of it once in the agent's life.
+func (c *core) clampUsage(ctx context.Context, model string, u *Usage) {
+	clamped, changed := u.clamped()
+	if !changed {
+		return
+	}
+	if c.usageWarned.CompareAndSwap(false, true) {
+		c.log.WarnContext(ctx, "robby: a usage no model call has (negative, not a number, or beyond bounds) was clamped",
+			slog.String("model", model), slog.Any("usage", *u))
+	}
+	*u = clamped
 }

@@ -439,3 +439,11 @@ func (s MCPServer) WithOAuth(h auth.OAuthHandler) MCPServer {
 	s.oauth = h
 	return s
 }
+
+// allows reports whether s lets the agent have the tool (WithAllow, WithDeny).
+func (s MCPServer) allows(tool string) bool {
+	if len(s.allow) > 0 && !slices.Contains(s.allow, tool) {
+		return false
+	}
+	return !slices.Contains(s.deny, tool)
+}

@@ -99,13 +99,6 @@ func (h *mcpHub) tools() []Tool {
 	return out
 }
 
-func (s MCPServer) allows(tool string) bool {
-	if len(s.allow) > 0 && !slices.Contains(s.allow, tool) {
-		return false
-	}
-	return !slices.Contains(s.deny, tool)
-}
-
 // toolName makes name fit ^[a-zA-Z0-9_-]{1,64}$. A name cut short ends
 // with a hash of the whole, so two long names stay apart.
 func toolName(name string) string {

@@ -225,3 +225,20 @@ func fitOutput(out string, limit int) string {
 	kept := trunc.Cut(out, limit)
 	return fmt.Sprintf("%s\n[robby: output truncated: the first %d of %d bytes are shown]", kept, len(kept), len(out))
 }
+
+// definition returns the tool's definition as a request sends it.
+func (t *Tool) definition() (json.RawMessage, error) {
+	if t.paramsJSON != nil {
+		return chatwire.FunctionToolJSON(t.name, t.description, t.paramsJSON), nil
+	}
+	def := shared.FunctionDefinitionParam{Name: t.name, Parameters: t.params}
+	if t.description != "" {
+		def.Description = openai.String(t.description)
+	}
+	tool := openai.ChatCompletionFunctionTool(def)
+	raw, err := tool.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encoding its definition: %w", err)
+	}
+	return raw, nil
+}

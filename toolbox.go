@@ -10,12 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/robby-go/robby/internal/chatwire"
-
 	"github.com/robby-go/robby/internal/schemas"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
 )
 
 // toolbox holds an agent's tools, local and MCP, and the toolset offered
@@ -141,21 +136,4 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 	}
 	slices.Sort(ts.names)
 	return ts, nil
-}
-
-// definition returns the tool's definition as a request sends it.
-func (t *Tool) definition() (json.RawMessage, error) {
-	if t.paramsJSON != nil {
-		return chatwire.FunctionToolJSON(t.name, t.description, t.paramsJSON), nil
-	}
-	def := shared.FunctionDefinitionParam{Name: t.name, Parameters: t.params}
-	if t.description != "" {
-		def.Description = openai.String(t.description)
-	}
-	tool := openai.ChatCompletionFunctionTool(def)
-	raw, err := tool.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("encoding its definition: %w", err)
-	}
-	return raw, nil
 }
