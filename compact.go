@@ -274,20 +274,6 @@ func (a *Agent) historyTokens(n int) ([]openai.ChatCompletionMessageParamUnion, 
 	return a.conv.list[:n:n], tok[:n:n]
 }
 
-// budget is the tokens a request may hold in a context window. That is the
-// window less room for the answer.
-func (c *core) budget(window int) int {
-	room := int64(0)
-	if v := c.params.MaxCompletionTokens; v.Valid() {
-		room = v.Value
-	} else if v := c.params.MaxTokens; v.Valid() {
-		room = v.Value
-	} else {
-		room = int64(min(window/4, 4096))
-	}
-	return max(window/8, window-int(room))
-}
-
 // summaryPrompt asks the model for the summary; %d is its length in words.
 const summaryPrompt = `You compact a conversation between a user and an assistant that uses tools, so that it fits the assistant's memory. ` +
 	`Summarise the transcript below for the assistant's own later use: the user's requests and preferences, facts, names, ` +

@@ -56,18 +56,6 @@ func WithConversation(store Store, user, id string) RunOption {
 // crashed and the tool is not [Tool.Idempotent]. The model reads it.
 var ErrInterrupted = errors.New("robby: interrupted: the program stopped before this call returned, and it was not run again")
 
-// Idempotent returns a copy of t marked as safe to run again with the same
-// arguments. A call of it that a crash interrupted is run again when the run
-// resumes ([WithConversation]). It is not reported interrupted.
-func (t Tool) Idempotent() Tool {
-	t.idempotent = true
-	return t
-}
-
-// IsIdempotent reports whether t was marked [Tool.Idempotent]. If so, a call
-// of it may run again after a crash, or be retried after a failure.
-func (t Tool) IsIdempotent() bool { return t.idempotent }
-
 // saveTimeout bounds each write to the store. The write is made even when the
 // run's context has ended.
 const saveTimeout = 30 * time.Second

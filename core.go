@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/llmserver"
 )
 
@@ -220,4 +222,64 @@ func (c *core) clampUsage(ctx context.Context, model string, u *Usage) {
 			slog.String("model", model), slog.Any("usage", *u))
 	}
 	*u = clamped
+}
+
+// modelOf returns the model req asks for.
+func (c *core) modelOf(req *request) string {
+	return cmp.Or(req.model, c.params.Model)
+}
+
+// headFor returns req's parameters encoded, naming model. They are encoded
+// once for the agent's model, or the run's, and again for another.
+func (c *core) headFor(req *request, model string) ([]byte, error) {
+	if model == c.modelOf(req) {
+		switch {
+		case req.head != nil:
+			return req.head, nil
+		case req.params == nil:
+			return c.head(req.stream)
+		}
+	}
+	p := c.params
+	if req.params != nil {
+		p = *req.params
+	}
+	p.Model = model
+	return chatwire.EncodeHead(&p, req.stream)
+}
+
+// head returns the agent's parameters encoded for a request.
+func (c *core) head(stream bool) ([]byte, error) {
+	if stream {
+		return c.heads[1]()
+	}
+	return c.heads[0]()
+}
+
+// requestError wraps what openai-go returned for a failed request. It
+// takes out the agent's secrets.
+func (c *core) requestError(ctx context.Context, err error, capture *chatwire.Capture) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("chat completion: %w", context.Cause(ctx))
+	}
+	var apiErr *APIError
+	if err = endpointError(err, capture); errors.As(err, &apiErr) {
+		apiErr.Message = c.secrets.redact(apiErr.Message)
+		return c.secrets.wrap(err)
+	}
+	return c.secrets.wrap(fmt.Errorf("chat completion: %w", err))
+}
+
+// budget is the tokens a request may hold in a context window. That is the
+// window less room for the answer.
+func (c *core) budget(window int) int {
+	room := int64(0)
+	if v := c.params.MaxCompletionTokens; v.Valid() {
+		room = v.Value
+	} else if v := c.params.MaxTokens; v.Valid() {
+		room = v.Value
+	} else {
+		room = int64(min(window/4, 4096))
+	}
+	return max(window/8, window-int(room))
 }

@@ -145,28 +145,3 @@ func toolMiddleware(cfg *config) []ToolMiddleware {
 	}
 	return append([]ToolMiddleware{approval(cfg.approve)}, cfg.toolMW...)
 }
-
-// throughMiddleware runs a prepared call through the tool middleware.
-// The innermost handler runs the tool, after checking and decoding the
-// arguments again if a middleware changed the call.
-func (ts *toolset) throughMiddleware(ctx context.Context, call ToolCall, run invocation) (string, error) {
-	h := func(ctx context.Context, c ToolCall) (string, error) {
-		if c != call {
-			_, inv, err := ts.bind(c)
-			if err != nil {
-				return "", err
-			}
-			run = inv
-		}
-		out, err := run(ctx)
-		if err != nil {
-			return "", err
-		}
-		return encodeResult(out)
-	}
-	for _, mw := range slices.Backward(ts.middleware) {
-		next := h
-		h = func(ctx context.Context, c ToolCall) (string, error) { return mw(ctx, c, next) }
-	}
-	return h(ctx, call)
-}

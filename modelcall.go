@@ -2,7 +2,6 @@ package robby
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,17 +136,6 @@ func (a *Agent) throughMiddleware(ctx context.Context, req *request, onDelta del
 	return r, err
 }
 
-// response returns the reply as a [ModelResponse], its calls given their
-// final IDs. It returns nil for nil.
-func (r *reply) response() *ModelResponse {
-	if r == nil {
-		return nil
-	}
-	calls := r.toolCalls()
-	return &ModelResponse{Model: r.model, Text: r.text.String(), Reasoning: r.reasoning.String(), ToolCalls: calls,
-		FinishReason: r.finish, Usage: r.usage, extras: r.extras}
-}
-
 // reply returns the reply the response stands for.
 func (m *ModelResponse) reply() *reply {
 	r := &reply{finish: m.FinishReason, usage: m.Usage, model: m.Model}
@@ -229,38 +217,6 @@ func switchable(ctx context.Context, r *reply, err error) (larger, ok bool) {
 	return false, errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// modelOf returns the model req asks for.
-func (c *core) modelOf(req *request) string {
-	return cmp.Or(req.model, c.params.Model)
-}
-
-// headFor returns req's parameters encoded, naming model. They are encoded
-// once for the agent's model, or the run's, and again for another.
-func (c *core) headFor(req *request, model string) ([]byte, error) {
-	if model == c.modelOf(req) {
-		switch {
-		case req.head != nil:
-			return req.head, nil
-		case req.params == nil:
-			return c.head(req.stream)
-		}
-	}
-	p := c.params
-	if req.params != nil {
-		p = *req.params
-	}
-	p.Model = model
-	return chatwire.EncodeHead(&p, req.stream)
-}
-
-// head returns the agent's parameters encoded for a request.
-func (c *core) head(stream bool) ([]byte, error) {
-	if stream {
-		return c.heads[1]()
-	}
-	return c.heads[0]()
-}
-
 // post sends one chat-completion request for model, whose head is set,
 // with opts. It is one attempt at one endpoint.
 func (a *Agent) post(ctx context.Context, req *request, model string, opts []option.RequestOption, onDelta deltaFunc) (r *reply, err error) {
@@ -333,20 +289,6 @@ func (a *Agent) post(ctx context.Context, req *request, model string, opts []opt
 		return r, ErrIncompleteStream
 	}
 	return r, nil
-}
-
-// requestError wraps what openai-go returned for a failed request. It
-// takes out the agent's secrets.
-func (c *core) requestError(ctx context.Context, err error, capture *chatwire.Capture) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("chat completion: %w", context.Cause(ctx))
-	}
-	var apiErr *APIError
-	if err = endpointError(err, capture); errors.As(err, &apiErr) {
-		apiErr.Message = c.secrets.redact(apiErr.Message)
-		return c.secrets.wrap(err)
-	}
-	return c.secrets.wrap(fmt.Errorf("chat completion: %w", err))
 }
 
 // A request is one chat-completion request, from its encoded parts.

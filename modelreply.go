@@ -321,3 +321,14 @@ type argDelta struct {
 	call     *callBuilder
 	fragment string
 }
+
+// response returns the reply as a [ModelResponse], its calls given their
+// final IDs. It returns nil for nil.
+func (r *reply) response() *ModelResponse {
+	if r == nil {
+		return nil
+	}
+	calls := r.toolCalls()
+	return &ModelResponse{Model: r.model, Text: r.text.String(), Reasoning: r.reasoning.String(), ToolCalls: calls,
+		FinishReason: r.finish, Usage: r.usage, extras: r.extras}
+}

@@ -1,11 +1,13 @@
 package robby
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -241,4 +243,82 @@ func (t *Tool) definition() (json.RawMessage, error) {
 		return nil, fmt.Errorf("encoding its definition: %w", err)
 	}
 	return raw, nil
+}
+
+// Idempotent returns a copy of t marked as safe to run again with the same
+// arguments. A call of it that a crash interrupted is run again when the run
+// resumes ([WithConversation]). It is not reported interrupted.
+func (t Tool) Idempotent() Tool {
+	t.idempotent = true
+	return t
+}
+
+// IsIdempotent reports whether t was marked [Tool.Idempotent]. If so, a call
+// of it may run again after a crash, or be retried after a failure.
+func (t Tool) IsIdempotent() bool { return t.idempotent }
+
+// dropNulls leaves out the optional arguments the model set to null.
+// Models often do so for "no value". The schema would refuse null, and a
+// server would read it as a value.
+func (t *Tool) dropNulls(args json.RawMessage) json.RawMessage {
+	if !bytes.Contains(args, []byte("null")) {
+		return args
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(args, &fields) != nil {
+		return args // validate says why
+	}
+	required, _ := t.params["required"].([]any)
+	dropped := false
+	for k, v := range fields {
+		if string(v) == "null" && !slices.Contains(required, any(k)) {
+			delete(fields, k)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return args
+	}
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return args
+	}
+	return b
+}
+
+// validate checks a call's arguments against the tool's schema. The
+// checker alone most often proves valid arguments so. The validator has
+// the last word on the others, and its failure is what the model reads.
+func (t *Tool) validate(args json.RawMessage) error {
+	var schema *schemas.Args
+	if t.schema != nil {
+		schema = t.schema()
+	}
+	if schema.Proves(args) {
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("%w: not valid JSON: %v", ErrInvalidArguments, err)
+	}
+	if schema == nil || schema.Validator() == nil {
+		return nil // an MCP tool whose schema robby cannot check: its server does
+	}
+	if err := schema.Validator().Validate(v); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
+	}
+	return nil
+}
+
+// finish records the error of a result, which is then what the model
+// reads. It fits the output to a tool message and reports the result as
+// ready.
+func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
+	if err != nil {
+		r.Err, r.Output = err, "Error: "+err.Error()
+	}
+	r.Output = fitOutput(r.Output, maxOutput)
+	if done != nil {
+		done <- i
+	}
 }

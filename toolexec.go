@@ -1,7 +1,6 @@
 package robby
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,8 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/robby-go/robby/internal/schemas"
 )
 
 // ExecuteToolCalls runs calls concurrently, at most
@@ -190,75 +187,34 @@ func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (o
 	return out, nil
 }
 
-// dropNulls leaves out the optional arguments the model set to null.
-// Models often do so for "no value". The schema would refuse null, and a
-// server would read it as a value.
-func (t *Tool) dropNulls(args json.RawMessage) json.RawMessage {
-	if !bytes.Contains(args, []byte("null")) {
-		return args
-	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(args, &fields) != nil {
-		return args // validate says why
-	}
-	required, _ := t.params["required"].([]any)
-	dropped := false
-	for k, v := range fields {
-		if string(v) == "null" && !slices.Contains(required, any(k)) {
-			delete(fields, k)
-			dropped = true
-		}
-	}
-	if !dropped {
-		return args
-	}
-	b, err := json.Marshal(fields)
-	if err != nil {
-		return args
-	}
-	return b
-}
-
-// validate checks a call's arguments against the tool's schema. The
-// checker alone most often proves valid arguments so. The validator has
-// the last word on the others, and its failure is what the model reads.
-func (t *Tool) validate(args json.RawMessage) error {
-	var schema *schemas.Args
-	if t.schema != nil {
-		schema = t.schema()
-	}
-	if schema.Proves(args) {
-		return nil
-	}
-	var v any
-	if err := json.Unmarshal(args, &v); err != nil {
-		return fmt.Errorf("%w: not valid JSON: %v", ErrInvalidArguments, err)
-	}
-	if schema == nil || schema.Validator() == nil {
-		return nil // an MCP tool whose schema robby cannot check: its server does
-	}
-	if err := schema.Validator().Validate(v); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidArguments, err)
-	}
-	return nil
-}
-
-// finish records the error of a result, which is then what the model
-// reads. It fits the output to a tool message and reports the result as
-// ready.
-func (r *ToolResult) finish(err error, maxOutput int, done chan<- int, i int) {
-	if err != nil {
-		r.Err, r.Output = err, "Error: "+err.Error()
-	}
-	r.Output = fitOutput(r.Output, maxOutput)
-	if done != nil {
-		done <- i
-	}
-}
-
 // toolTimeout is the cause of a tool's context ending at its timeout.
 type toolTimeout time.Duration
 
 func (d toolTimeout) Error() string { return "timed out after " + time.Duration(d).String() }
 
 func (toolTimeout) Unwrap() error { return context.DeadlineExceeded }
+
+// throughMiddleware runs a prepared call through the tool middleware.
+// The innermost handler runs the tool, after checking and decoding the
+// arguments again if a middleware changed the call.
+func (ts *toolset) throughMiddleware(ctx context.Context, call ToolCall, run invocation) (string, error) {
+	h := func(ctx context.Context, c ToolCall) (string, error) {
+		if c != call {
+			_, inv, err := ts.bind(c)
+			if err != nil {
+				return "", err
+			}
+			run = inv
+		}
+		out, err := run(ctx)
+		if err != nil {
+			return "", err
+		}
+		return encodeResult(out)
+	}
+	for _, mw := range slices.Backward(ts.middleware) {
+		next := h
+		h = func(ctx context.Context, c ToolCall) (string, error) { return mw(ctx, c, next) }
+	}
+	return h(ctx, call)
+}
