@@ -51,7 +51,7 @@ func (as *Answer) Check(raw []byte, out any) []string {
 // encoding/json, whose words the model reads.
 func decodeAny(raw []byte) (any, error) {
 	var v any
-	if rest, err := sjson.Parse(raw, &v, sjson.ZeroCopy); err == nil && len(rest) == 0 {
+	if fastParse(raw, &v, sjson.ZeroCopy) {
 		return v, nil
 	}
 	v = nil
@@ -64,7 +64,7 @@ func decodeAny(raw []byte) (any, error) {
 // encoding/json makes some five. Whatever it refuses, encoding/json decodes
 // again and, if it refuses it too, says why.
 func Decode(raw []byte, out any) error {
-	if rest, err := sjson.Parse(raw, out, 0); err == nil && len(rest) == 0 {
+	if fastParse(raw, out, 0) {
 		return nil
 	}
 	reflect.ValueOf(out).Elem().SetZero()
@@ -85,11 +85,24 @@ const strictFlags = sjson.DisallowUnknownFields | sjson.DontMatchCaseInsensitive
 // Whatever it refuses, encoding/json decodes again. If encoding/json refuses it
 // too, it says why.
 func DecodeStrict(raw []byte, out any) error {
-	if rest, err := sjson.Parse(raw, out, strictFlags); err == nil && len(rest) == 0 {
+	if fastParse(raw, out, strictFlags) {
 		return nil
 	}
 	reflect.ValueOf(out).Elem().SetZero()
 	return decodeStrictStd(raw, out)
+}
+
+// fastParse decodes raw into out with segmentio/encoding and reports whether
+// it did. It first checks raw's syntax as encoding/json does (json.Valid
+// allocates nothing), because segmentio/encoding is lenient in places: it
+// skips the extra elements of a fixed-size array without reading their commas
+// ([0,0 0]). What fails goes to encoding/json, which says why.
+func fastParse(raw []byte, out any, flags sjson.ParseFlags) bool {
+	if !json.Valid(raw) {
+		return false
+	}
+	rest, err := sjson.Parse(raw, out, flags)
+	return err == nil && len(rest) == 0
 }
 
 // decodeStrictStd is DecodeStrict with encoding/json alone.
