@@ -2,7 +2,11 @@ package robby
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,5 +140,41 @@ func TestServerKind(t *testing.T) {
 				assert.Equal(t, 2000, a.core.contextWindow(t.Context()), "from /api/show")
 			}
 		})
+	}
+}
+
+// TestServerWindowClaimClamped: a llama.cpp server claiming a window no
+// model runs with (n_ctx: 1) is taken to say nothing. No turn compacts for
+// it, and every request holds the whole conversation. A sane claim is kept.
+func TestServerWindowClaimClamped(t *testing.T) {
+	for _, tc := range []struct{ nCtx, want int }{{1, 0}, {0, 0}, {255, 0}, {256, 256}, {8192, 8192}, {1 << 40, llmserver.MaxWindow}} {
+		srv := newServer(t)
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/props" {
+				fmt.Fprintf(w, `{"default_generation_settings":{"n_ctx":%d}}`, tc.nCtx)
+				return
+			}
+			target, _ := url.Parse(strings.TrimSuffix(srv.URL, "/v1"))
+			httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
+		}))
+		t.Cleanup(front.Close)
+		a, err := New(WithBaseURL(front.URL+"/v1"), WithAPIKey(""), WithModel("local"),
+			WithRequestOptions(option.WithMaxRetries(0)), WithCompaction(DropOldestTurns()))
+		require.NoError(t, err)
+		t.Cleanup(func() { a.Close() })
+		assert.Equal(t, tc.want, a.core.contextWindow(t.Context()), "n_ctx %d", tc.nCtx)
+		if tc.want != 0 {
+			continue
+		}
+		for turn := range 3 {
+			srv.Reply(robbytest.Text(fmt.Sprintf("answer %d", turn)))
+			for ev, err := range a.Stream(t.Context(), fmt.Sprintf("question %d", turn)) {
+				require.NoError(t, err)
+				assert.NotEqual(t, EventCompaction, ev.Kind, "n_ctx %d, turn %d", tc.nCtx, turn)
+			}
+		}
+		reqs := srv.Requests()
+		require.Len(t, reqs, 3)
+		assert.Len(t, reqs[2].Messages, 5, "n_ctx %d: the whole conversation is sent", tc.nCtx)
 	}
 }

@@ -165,13 +165,14 @@ func TestMCPToolsInTheLoop(t *testing.T) {
 	assert.Equal(t, `{"sum":42}`, tools["call_0_add"], "structured content is sent as JSON")
 	assert.Equal(t, "Hello\nDr Curie", tools["call_1_greet"])
 	assert.Equal(t, `Error: tool "fail": the archive is locked`, tools["call_2_fail"], "isError reaches the model")
-	assert.Equal(t, strings.Join([]string{
-		"[image: image/png, 4 bytes]",
-		"[audio: audio/wav, 2 bytes]",
-		"[resource link file:///tmp/a.txt: a.txt: a file]",
-		"[resource file:///tmp/b.txt]\ninside b",
-		"[resource file:///tmp/c.bin: application/octet-stream, 2 bytes]",
-	}, "\n"), tools["call_3_media"])
+	media := strings.SplitN(tools["call_3_media"], "\n", 4)
+	require.Len(t, media, 4)
+	assert.Equal(t, []string{"[image: image/png, 4 bytes]", "[audio: audio/wav, 2 bytes]", "[resource link file:///tmp/a.txt: a.txt: a file]"}, media[:3])
+	embedded, binary, ok := strings.Cut(media[3], ">\n[resource file:///tmp/c.bin")
+	require.True(t, ok, media[3])
+	uri, text := unfence(t, embedded+">")
+	assert.Equal(t, []string{"file:///tmp/b.txt", "inside b"}, []string{uri, text}, "an embedded resource is fenced")
+	assert.Equal(t, ": application/octet-stream, 2 bytes]", binary)
 }
 
 func TestMCPSchemasAreKeptWhole(t *testing.T) {

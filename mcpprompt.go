@@ -86,7 +86,7 @@ func mcpPromptMessage(m *mcp.PromptMessage) openai.ChatCompletionMessageParamUni
 
 func promptText(c mcp.Content) string {
 	if r, ok := c.(*mcp.EmbeddedResource); ok && r.Resource != nil && r.Resource.Blob == nil {
-		return fmt.Sprintf("[resource %s]\n%s", r.Resource.URI, r.Resource.Text)
+		return fenceResource(r.Resource.URI, r.Resource.Text)
 	}
 	return renderContent(c)
 }

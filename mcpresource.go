@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby/internal/randid"
 )
 
 // The tools robby offers the model for an MCP server's resources. They are
@@ -227,7 +229,7 @@ func (c *mcpConn) listResourcesPage(ctx context.Context, cursor string) (string,
 }
 
 // renderResourceContents turns a resource's contents into text for the
-// model. Text stays as it is; binary contents are described.
+// model. Text is fenced ([fenceResource]); binary contents are described.
 func renderResourceContents(contents []*mcp.ResourceContents) string {
 	parts := make([]string, 0, len(contents))
 	for _, rc := range contents {
@@ -238,10 +240,24 @@ func renderResourceContents(contents []*mcp.ResourceContents) string {
 			parts = append(parts, fmt.Sprintf("[resource %s: %s, %d bytes]", rc.URI, rc.MIMEType, len(rc.Blob)))
 			continue
 		}
-		parts = append(parts, rc.Text)
+		parts = append(parts, fenceResource(rc.URI, rc.Text))
 	}
 	return strings.Join(parts, "\n")
 }
+
+// fenceResource gives the model a resource's text as knowledge passages are
+// given. It lies between lines holding a nonce drawn for it, after a line
+// naming its URI. The server cannot know the nonce. So the text cannot close
+// its resource and open another, posing as another resource or as robby's
+// own words.
+func fenceResource(uri, text string) string {
+	nonce := randid.Alnum(16)
+	return "<resource " + nonce + ">\n[resource " + lineBreaks.Replace(uri) + "]\n" + text + "\n</resource " + nonce + ">"
+}
+
+// lineBreaks turns a URI's line breaks into spaces: it holds no line of
+// its own in a fence's head.
+var lineBreaks = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\u2028", " ", "\u2029", " ")
 
 // onResourcesChanged marks the server's resources and tools for listing
 // again before the next turn.
@@ -306,7 +322,8 @@ func (a *Agent) ReadMCPResource(ctx context.Context, server, uri string) (*mcp.R
 
 // AttachMCPResource reads a resource of the named MCP server. It adds it
 // to the conversation as a user message, for the model to read with the
-// next prompt. Text is bounded like a tool's output ([WithMaxToolOutput]).
+// next prompt. Text is bounded like a tool's output ([WithMaxToolOutput]),
+// and fenced as knowledge passages are: it cannot pose as another resource.
 // Images become image parts; other binary contents are described.
 func (a *Agent) AttachMCPResource(ctx context.Context, server, uri string) error {
 	res, err := a.ReadMCPResource(ctx, server, uri)
@@ -327,7 +344,7 @@ func (a *Agent) AttachMCPResource(ctx context.Context, server, uri string) error
 		case rc.Blob != nil:
 			parts = append(parts, openai.TextContentPart(fmt.Sprintf("[resource %s: %s, %d bytes]", rc.URI, rc.MIMEType, len(rc.Blob))))
 		default:
-			parts = append(parts, openai.TextContentPart(fmt.Sprintf("[resource %s]\n%s", rc.URI, fitOutput(rc.Text, max))))
+			parts = append(parts, openai.TextContentPart(fenceResource(rc.URI, fitOutput(rc.Text, max))))
 		}
 	}
 	if len(parts) == 0 {

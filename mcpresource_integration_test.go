@@ -53,7 +53,9 @@ func TestMCPIntegrationResourcesAndPrompts(t *testing.T) {
 			)
 			res, err := a.Run(ctx, "read resource 7")
 			require.NoError(t, err)
-			assert.True(t, strings.HasPrefix(res.Text, "It says: "+dynamicText), res.Text)
+			uri, text := unfence(t, strings.TrimPrefix(res.Text, "It says: "))
+			assert.Equal(t, dynamic, uri)
+			assert.True(t, strings.HasPrefix(text, dynamicText), res.Text)
 
 			// Attached to the next prompt.
 			require.NoError(t, a.AttachMCPResource(ctx, "everything", doc))

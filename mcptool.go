@@ -261,7 +261,7 @@ func renderContent(c mcp.Content) string {
 			return "[resource]"
 		}
 		if r.Text != "" {
-			return fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text)
+			return fenceResource(r.URI, r.Text)
 		}
 		return fmt.Sprintf("[resource %s: %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob))
 	}

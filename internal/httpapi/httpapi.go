@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/robby-go/robby/internal/randid"
@@ -47,7 +48,7 @@ func (g *Guard) Admit(w http.ResponseWriter, r *http.Request) (*http.Request, bo
 			return r, false
 		}
 	}
-	user, ok := g.user(r.Header.Get("Authorization"))
+	user, ok := g.Authenticate(r.Header.Get("Authorization"))
 	if !ok {
 		WriteError(w, http.StatusUnauthorized, "invalid_request_error", "invalid_api_key", "",
 			"Missing or incorrect bearer token.")
@@ -65,10 +66,11 @@ func User(r *http.Request) string {
 	return user
 }
 
-// user returns the user whose token an Authorization header carries. The
-// scheme's name is case-insensitive (RFC 9110, section 11.1). Every token
-// is compared, in constant time, whichever matches.
-func (g *Guard) user(header string) (string, bool) {
+// Authenticate returns the user whose token an Authorization header carries,
+// and false if it carries none of g's. The scheme's name is case-insensitive
+// (RFC 9110, section 11.1). Every token is compared, in constant time,
+// whichever matches.
+func (g *Guard) Authenticate(header string) (string, bool) {
 	if len(g.Tokens) == 0 {
 		return "", true
 	}
@@ -180,7 +182,8 @@ func IsJSON(contentType string) bool {
 // ReadJSON reads the body of a request that says it is JSON, of at most limit
 // bytes. Otherwise it answers the error (415, 413, 400) and returns false. A
 // web page can post a form to any address, but not JSON. Bytes that are not
-// UTF-8 read as U+FFFD.
+// UTF-8 read as U+FFFD, and so do escaped surrogates without their other half
+// (\ud800).
 func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
 	if !IsJSON(r.Header.Get("Content-Type")) {
 		WriteError(w, http.StatusUnsupportedMediaType, "invalid_request_error", "unsupported_media_type", "",
@@ -203,7 +206,66 @@ func ReadJSON(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool
 		// and send them upstream as they came, see valid UTF-8.
 		body = bytes.ToValidUTF8(body, []byte("\uFFFD"))
 	}
+	replaceLoneSurrogates(body)
 	return body, true
+}
+
+// replaceLoneSurrogates writes \ufffd, in place, over each escaped surrogate
+// of a JSON body that is not half of a pair, as encoding/json reads it. Sent
+// upstream as it came, \ud800 stands for no character: a server may refuse
+// the request, or keep text that is not UTF-8. In valid JSON a backslash is
+// always in a string, so the body is scanned from escape to escape.
+func replaceLoneSurrogates(b []byte) {
+	for i := 0; i < len(b); {
+		j := bytes.IndexByte(b[i:], '\\')
+		if j < 0 || i+j+1 >= len(b) {
+			return
+		}
+		i += j
+		if b[i+1] != 'u' {
+			i += 2 // \\ or \" or \n: the next byte is not an escape
+			continue
+		}
+		r, ok := escapedRune(b[i:])
+		switch {
+		case !ok:
+			return // not JSON: the decoder says so
+		case !utf16.IsSurrogate(r):
+		case r < 0xdc00 && isLowSurrogate(b[i+6:]):
+			i += 6 // the pair's high half; its low half is skipped next
+		default:
+			copy(b[i+2:i+6], "fffd")
+		}
+		i += 6
+	}
+}
+
+// escapedRune reads the code unit of a \uXXXX escape at the start of b.
+func escapedRune(b []byte) (rune, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// isLowSurrogate reports whether b starts with an escaped low surrogate.
+func isLowSurrogate(b []byte) bool {
+	r, ok := escapedRune(b)
+	return ok && r >= 0xdc00 && r <= 0xdfff
 }
 
 // StartSSE writes the headers of an event stream, and more: extra

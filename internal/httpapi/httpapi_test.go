@@ -56,3 +56,47 @@ func TestCompactionKeepsSummaryOut(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"policy":"summarize","turnsDropped":0,"messagesDropped":0,"tokensBefore":9,"tokensAfter":0,"budget":0}`, string(b))
 }
+
+// TestReplaceLoneSurrogates: an escaped surrogate without its other half
+// becomes \ufffd, as encoding/json reads it; pairs, escaped backslashes
+// before a u, and other escapes stay as they came.
+func TestReplaceLoneSurrogates(t *testing.T) {
+	for in, want := range map[string]string{
+		`"a\ud800b"`:               `"a\ufffdb"`,
+		`"\uDC00"`:                 `"\ufffd"`,
+		`"\ud83c\udf0d"`:           `"\ud83c\udf0d"`,
+		`"\ud83c\ud83c\udf0d"`:     `"\ufffd\ud83c\udf0d"`,
+		`"\udf0d\ud83c"`:           `"\ufffd\ufffd"`,
+		`"\\ud800"`:                `"\\ud800"`,
+		`"\\\ud800"`:               `"\\\ufffd"`,
+		`{"k\ud800":["\n\u0041"]}`: `{"k\ufffd":["\n\u0041"]}`,
+		`"\ud800\u0041"`:           `"\ufffd\u0041"`,
+		`"\ud80`:                   `"\ud80`,
+		`"\`:                       `"\`,
+		`"\ud800\`:                 `"\ufffd\`,
+	} {
+		b := []byte(in)
+		replaceLoneSurrogates(b)
+		assert.Equal(t, want, string(b), in)
+	}
+}
+
+// FuzzReplaceLoneSurrogates: what the replacement leaves decodes as the
+// body did (encoding/json reads a lone surrogate as U+FFFD), and is JSON
+// exactly when the body was. It never reads past the body.
+func FuzzReplaceLoneSurrogates(f *testing.F) {
+	for _, seed := range []string{`"a\ud800b"`, `["\ud83c\udf0d","\\ud800"]`, `{"\udc00":"\uD800\uDC00"}`, `"\ud800\ud800\udc00"`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var want any
+		wantErr := json.Unmarshal(body, &want)
+		b := append([]byte(nil), body...)
+		replaceLoneSurrogates(b)
+		var got any
+		err := json.Unmarshal(b, &got)
+		if (err == nil) != (wantErr == nil) || !assert.ObjectsAreEqual(want, got) {
+			t.Fatalf("%q became %q: %#v, %v; before: %#v, %v", body, b, got, err, want, wantErr)
+		}
+	})
+}

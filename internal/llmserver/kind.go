@@ -40,7 +40,7 @@ func (k Kind) GrammarBound() bool { return k != Other }
 // Info is what robby learned of the endpoint's server.
 type Info struct {
 	Kind   Kind
-	Window int // the context window the server runs the model with; 0 if it does not say
+	Window int // the context window the server runs the model with ([Sane]); 0 if it does not say
 }
 
 // A Getter asks the server's root for path and decodes its JSON answer into v,
@@ -60,7 +60,7 @@ func Probe(ctx context.Context, get Getter, log *slog.Logger) Info {
 		NCtx int `json:"n_ctx"` // before llama.cpp b4000 or so
 	}
 	if get(ctx, "props", &props) && props.Settings != nil {
-		info := Info{Kind: LlamaCpp, Window: max(props.NCtx, props.Settings.NCtx)}
+		info := Info{Kind: LlamaCpp, Window: Sane(max(props.NCtx, props.Settings.NCtx))}
 		log.DebugContext(ctx, "robby: the server is llama.cpp", "n_ctx", info.Window)
 		return info
 	}

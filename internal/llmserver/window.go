@@ -26,7 +26,26 @@ func ParseOverflow(body string) (Overflow, bool) {
 	if !found {
 		return Overflow{}, false
 	}
-	return Overflow{Tokens: firstNumber(body, nPrompt, requestTokens), Window: firstNumber(body, nCtx, windowSizes)}, true
+	return Overflow{Tokens: firstNumber(body, nPrompt, requestTokens), Window: Sane(firstNumber(body, nCtx, windowSizes))}, true
+}
+
+// The context windows a server's claim may give. A model runs with hundreds of
+// tokens at the very least. A smaller claim (llama.cpp's n_ctx: 1) is no window:
+// taken at its word, it would make every turn compact. None runs with more than
+// MaxWindow.
+const (
+	MinWindow = 256
+	MaxWindow = 1 << 24 // 16.8 million tokens
+)
+
+// Sane returns the window a server claims, within reason. A claim below
+// MinWindow says nothing (0): the window is then learned from the
+// provider's context-length errors. One above MaxWindow is MaxWindow.
+func Sane(window int) int {
+	if window < MinWindow {
+		return 0
+	}
+	return min(window, MaxWindow)
 }
 
 // contextMarks are what each provider's context-length error holds. They are
@@ -85,14 +104,11 @@ func OllamaWindow(parameters string, info map[string]json.RawMessage) int {
 	for line := range strings.Lines(parameters) {
 		if f := strings.Fields(line); len(f) == 2 && f[0] == "num_ctx" {
 			if n, err := strconv.Atoi(f[1]); err == nil && n > 0 {
-				return n
+				return Sane(n)
 			}
 		}
 	}
-	if native == 0 {
-		return 0
-	}
-	return min(native, ollamaDefaultContext)
+	return Sane(min(native, ollamaDefaultContext))
 }
 
 // knownWindows are the context windows of well-known hosted models, by
