@@ -93,16 +93,35 @@ func DecodeStrict(raw []byte, out any) error {
 }
 
 // fastParse decodes raw into out with segmentio/encoding and reports whether
-// it did. It first checks raw's syntax as encoding/json does (json.Valid
-// allocates nothing), because segmentio/encoding is lenient in places: it
-// skips the extra elements of a fixed-size array without reading their commas
-// ([0,0 0]). What fails goes to encoding/json, which says why.
+// it did. What it does not decode goes to encoding/json, which says why.
+// segmentio/encoding is lenient in two places, so raw must first pass two
+// checks, which allocate nothing. It skips the extra elements of a fixed-size
+// array without reading their commas ([0,0 0]): raw's syntax is checked as
+// encoding/json checks it. An integer of 20 digits or more can wrap around
+// uint64 (20700000000000000000): such numbers are left to encoding/json.
 func fastParse(raw []byte, out any, flags sjson.ParseFlags) bool {
-	if !json.Valid(raw) {
+	if !json.Valid(raw) || hasLongDigitRun(raw) {
 		return false
 	}
 	rest, err := sjson.Parse(raw, out, flags)
 	return err == nil && len(rest) == 0
+}
+
+// hasLongDigitRun reports whether b holds 20 digits in a row, as an integer
+// past uint64 does. (A string or a fraction may too: encoding/json then
+// decodes it, a little slower.)
+func hasLongDigitRun(b []byte) bool {
+	run := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			run = 0
+			continue
+		}
+		if run++; run == 20 {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeStrictStd is DecodeStrict with encoding/json alone.
