@@ -8,10 +8,15 @@
 //
 //	go run ./examples/eval
 //	OPENAI_BASE_URL=http://localhost:11434/v1 ROBBY_MODEL=qwen2.5 go run ./examples/eval
+//
+// The dataset is built into the program, so it runs from any directory;
+// report.html is written to the current one.
 package main
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +38,11 @@ var lookup = robby.NewTool("lookup", "Look up the capital of a country",
 		}
 		return "", fmt.Errorf("no capital known for %q", in.Country)
 	})
+
+// cases is the dataset, cases.jsonl, which robby eval also reads.
+//
+//go:embed cases.jsonl
+var cases []byte
 
 var capitals = map[string]string{"norway": "Oslo", "sweden": "Stockholm", "denmark": "Copenhagen", "finland": "Helsinki"}
 
@@ -57,7 +67,7 @@ func run(ctx context.Context, w io.Writer, baseURL string) (*eval.Report, error)
 		return nil, err
 	}
 	defer done()
-	d, err := eval.Load("cases.jsonl", judge)
+	d, err := eval.ReadJSONL(bytes.NewReader(cases), judge)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +93,7 @@ func agents(baseURL string, w io.Writer) (agent, judge *robby.Agent, done func()
 	var script *eval.Scripted
 	tools := []robby.Tool{lookup}
 	if baseURL == "" {
-		if script, err = eval.LoadScripted("cases.jsonl"); err != nil {
+		if script, err = loadScript(); err != nil {
 			return nil, nil, nil, err
 		}
 		baseURL, judgeURL, tools = script.Model.URL, script.Judge.URL, script.Tools()
@@ -110,4 +120,19 @@ func agents(baseURL string, w io.Writer) (agent, judge *robby.Agent, done func()
 		return nil, nil, nil, err
 	}
 	return agent, judge, done, nil
+}
+
+// loadScript starts the scripted model and judge of the cases. The judge
+// checks need an agent to load; this one is never asked.
+func loadScript() (*eval.Scripted, error) {
+	unasked, err := robby.New(robby.WithModel("unasked"), robby.WithBaseURL("http://127.0.0.1:1"))
+	if err != nil {
+		return nil, err
+	}
+	defer unasked.Close()
+	d, err := eval.ReadJSONL(bytes.NewReader(cases), unasked)
+	if err != nil {
+		return nil, err
+	}
+	return eval.NewScripted(d)
 }
