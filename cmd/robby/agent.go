@@ -8,8 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 
@@ -41,11 +41,11 @@ type agentFlags struct {
 }
 
 func (f *agentFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.model, "model", envOr("ROBBY_MODEL", defaultModel), "model name (env ROBBY_MODEL)")
+	fs.StringVar(&f.model, "model", defaultModel, "model name (env ROBBY_MODEL)")
 	fs.StringVar(&f.system, "system", "", "system prompt")
-	fs.StringVar(&f.mcp, "mcp", "", "mcpServers JSON file whose servers' tools the agent uses")
-	fs.StringVar(&f.baseURL, "base-url", envOr("OPENAI_BASE_URL", defaultBaseURL), "chat-completions endpoint (env OPENAI_BASE_URL)")
-	fs.StringVar(&f.apiKey, "api-key", os.Getenv("OPENAI_API_KEY"), "API key, empty for local servers (env OPENAI_API_KEY)")
+	fs.StringVar(&f.mcp, "mcp", "", "mcpServers JSON `file` whose servers' tools the agent uses")
+	fs.StringVar(&f.baseURL, "base-url", defaultBaseURL, "the OpenAI-compatible endpoint, up to /v1 (env OPENAI_BASE_URL)")
+	fs.StringVar(&f.apiKey, "api-key", "", "API key, empty for local servers (env OPENAI_API_KEY)")
 	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
 	f.budget.register(fs)
 	fs.BoolVar(&f.verbose, "v", false, "log requests and MCP servers to stderr")
@@ -74,13 +74,6 @@ func (f *agentFlags) compaction() ([]robby.Option, error) {
 		opts = append(opts, robby.WithContextWindow(f.contextWindow))
 	}
 	return opts, nil
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
 }
 
 // check reports a flag value the agent cannot be built from, in the
@@ -221,12 +214,21 @@ func (f *agentFlags) close() {
 	}
 }
 
-// explain adds a hint to an error that says the endpoint did not answer.
+// explain adds a hint to an error that says the endpoint did not answer,
+// or answered 404 at a base URL without /v1.
 func explain(err error, baseURL string) error {
 	var netErr *net.OpError
-	if errors.As(err, &netErr) {
-		return fmt.Errorf("%w\nnothing answers at %s: start Docker Model Runner (docker desktop enable model-runner --tcp 12434), "+
-			"or point -base-url at Ollama (http://localhost:11434/v1) or another endpoint", err, baseURL)
+	var apiErr *robby.APIError
+	switch {
+	case errors.As(err, &netErr) && baseURL == defaultBaseURL:
+		return fmt.Errorf("%w\nnothing answers at %s, the default endpoint: start Docker Model Runner (docker desktop enable model-runner --tcp 12434), "+
+			"or point -base-url (or OPENAI_BASE_URL) at Ollama (http://localhost:11434/v1) or another endpoint", err, baseURL)
+	case errors.As(err, &netErr):
+		return fmt.Errorf("%w\nnothing answers at %s: start the server there, or correct -base-url (or OPENAI_BASE_URL)", err, baseURL)
+	case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound && !strings.HasSuffix(strings.TrimSuffix(baseURL, "/"), "/v1"):
+		return fmt.Errorf("%w\n%s answered 404, and OpenAI-compatible servers serve under /v1: try -base-url %s/v1", err, baseURL, strings.TrimSuffix(baseURL, "/"))
+	case errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%w\n%s answered 404: check -base-url, and that the server serves the model (-model)", err, baseURL)
 	}
 	return err
 }

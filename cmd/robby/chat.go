@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -24,7 +25,8 @@ func setupChat(c *command) func(context.Context) error {
 	f.kb.modes = true
 	f.register(c.fs)
 	session := c.fs.String("session", "", "keep the conversation under this name in the store, across restarts")
-	storePath := c.fs.String("store", defaultStorePath(), "SQLite file of the sessions (env "+storeEnv+")")
+	storePath := c.fs.String("store", "", "SQLite `file` of the sessions, made if missing in a directory that exists (env "+storeEnv+
+		"); default conversations.db in robby's data directory, ~/.local/share/robby on Linux, made with it")
 	return func(ctx context.Context) error { return chat(ctx, c, &f, *session, *storePath) }
 }
 
@@ -39,7 +41,11 @@ func chat(ctx context.Context, c *command, f *agentFlags, session, storePath str
 	defer agent.Close()
 	var opts []robby.RunOption // of every run
 	if session != "" {
-		store, err := openStore(ctx, storePath)
+		path, makeDir := storePath, false
+		if path == "" {
+			path, makeDir = defaultStorePath(), true
+		}
+		store, err := openStore(ctx, path, makeDir)
 		if err != nil {
 			return err
 		}
@@ -52,9 +58,9 @@ func chat(ctx context.Context, c *command, f *agentFlags, session, storePath str
 	prompts := loadPromptCommands(ctx, agent, stderr)
 	fmt.Fprintf(stderr, "robby chat with %s at %s; %d tools", f.model, f.baseURL, len(agent.Tools()))
 	if len(prompts.names) > 0 {
-		fmt.Fprintf(stderr, ", %d MCP prompts (/help)", len(prompts.names))
+		fmt.Fprintf(stderr, ", %d MCP prompts", len(prompts.names))
 	}
-	fmt.Fprintln(stderr, ". Ctrl-D to quit.")
+	fmt.Fprintln(stderr, ". /help lists the commands; /exit or Ctrl-D ends.")
 	out := f.screen(stdout, stderr)
 	in := bufio.NewScanner(stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
@@ -76,9 +82,16 @@ func chat(ctx context.Context, c *command, f *agentFlags, session, storePath str
 			continue
 		}
 		var err error
-		if cmd, ok := strings.CutPrefix(prompt, "/"); ok && !strings.HasPrefix(cmd, "/") {
+		cmd, ok := strings.CutPrefix(prompt, "/")
+		switch {
+		case ok && (cmd == "exit" || cmd == "quit"):
+			return nil
+		case ok && (cmd == "help" || cmd == "?" || cmd == ""):
+			chatHelp(stderr, prompts)
+			continue
+		case ok && !strings.HasPrefix(cmd, "/"):
 			err = prompts.run(ctx, cmd, in, out, opts...)
-		} else {
+		default:
 			if ok {
 				prompt = cmd // "//text" says "/text"
 			}
@@ -97,4 +110,14 @@ func chat(ctx context.Context, c *command, f *agentFlags, session, storePath str
 			report(stderr, explain(last, f.baseURL))
 		}
 	}
+}
+
+// chatHelp lists chat's commands and the MCP servers' prompts.
+func chatHelp(w io.Writer, prompts *promptCommands) {
+	fmt.Fprint(w, "Commands:\n"+
+		"  /help, /?      this list\n"+
+		"  /exit, /quit   end the chat, with status 0 (Ctrl-D ends it too)\n"+
+		"  //text         send text that starts with a slash\n"+
+		"  /name ...      run an MCP prompt, listed below\n")
+	prompts.help(w)
 }

@@ -159,6 +159,28 @@ func TestChatExitStatus(t *testing.T) {
 	assert.Equal(t, 0, exitCode(err, io.Discard))
 }
 
+// TestChatExitAndHelp: /exit and /quit end chat with status 0, the lines
+// after them unread; /help lists chat's commands; "exit" without the slash
+// is a prompt.
+func TestChatExitAndHelp(t *testing.T) {
+	for _, exit := range []string{"/exit", "/quit"} {
+		srv := upstream(t, robbytest.Error(400, `{"error":{"message":"bad request"}}`))
+		var stdout, stderr bytes.Buffer
+		err := run(t.Context(), []string{"chat", "-base-url", srv.URL}, strings.NewReader("one\n"+exit+"\nnever sent\n"), &stdout, &stderr)
+		assert.Equal(t, 0, exitCode(err, io.Discard), "%s: %s", exit, stderr.String())
+		assert.Len(t, srv.Requests(), 1, exit)
+	}
+
+	srv := upstream(t, robbytest.Text("Bye."))
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"chat", "-base-url", srv.URL}, strings.NewReader("/help\nexit\n"), &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	for _, want := range []string{"/help lists the commands", "/help, /?", "/exit, /quit", "//text", "No MCP prompts"} {
+		assert.Contains(t, stderr.String(), want)
+	}
+	assert.Equal(t, "Bye.\n", stdout.String(), "exit without a slash is a prompt")
+}
+
 // TestServeNeedsATokenOffLoopback: robby serve listens on 127.0.0.1:8080
 // by default; on another address it refuses to start without a token,
 // saying how to set one, unless told -insecure-no-token.

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -98,7 +100,31 @@ func (c *command) parse(args []string) error {
 		c.usage(c.stderr)
 		return usageError{fmt.Errorf("robby %s takes no arguments besides its flags, not %q", c.name, c.args[0])}
 	}
-	return nil
+	return c.fromEnv()
+}
+
+// envInUsage finds the variable a flag's help names as "(env NAME)".
+var envInUsage = regexp.MustCompile(`\(env ([A-Z][A-Z0-9_]*)\)`)
+
+// fromEnv sets each flag not given on the command line whose help says
+// "(env NAME)" from NAME, when it is set. The help shows the built-in
+// default, never the environment's value, which may be a secret.
+func (c *command) fromEnv() error {
+	given := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	c.fs.VisitAll(func(f *flag.Flag) {
+		m := envInUsage.FindStringSubmatch(f.Usage)
+		if m == nil || given[f.Name] || err != nil {
+			return
+		}
+		if v, ok := os.LookupEnv(m[1]); ok && v != "" {
+			if e := c.fs.Set(f.Name, v); e != nil {
+				err = usageError{fmt.Errorf("%s, for -%s: %v", m[1], f.Name, e)}
+			}
+		}
+	})
+	return err
 }
 
 // usage prints the command's help: its usage line, what it does, its

@@ -43,3 +43,25 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, stderr io.W
 	}
 	return nil
 }
+
+// checkAddr refuses an -addr that is not HOST:PORT, before anything else
+// is said about it.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return usageError{fmt.Errorf("bad -addr %q: give HOST:PORT, such as 127.0.0.1:8080, or :8080 for every interface", addr)}
+	}
+	return nil
+}
+
+// listen listens on addr, saying what to do when it cannot.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-addr %s: %w: is another server listening there? stop it or give another -addr", addr, err)
+	}
+	return ln, nil
+}

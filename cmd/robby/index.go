@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"slices"
 )
 
@@ -18,10 +20,10 @@ var indexCommand = commandSpec{
 }
 
 func setupIndex(c *command) func(context.Context) error {
-	var f kbFlags
+	f := kbFlags{creates: true}
 	f.register(c.fs)
-	baseURL := c.fs.String("base-url", envOr("OPENAI_BASE_URL", defaultBaseURL), "endpoint of the embedding model, if -embed-url is not set (env OPENAI_BASE_URL)")
-	apiKey := c.fs.String("api-key", envOr("OPENAI_API_KEY", ""), "API key of the embeddings endpoint (env OPENAI_API_KEY)")
+	baseURL := c.fs.String("base-url", defaultBaseURL, "endpoint of the embedding model, if -embed-url is not set (env OPENAI_BASE_URL)")
+	apiKey := c.fs.String("api-key", "", "API key of the embeddings endpoint (env OPENAI_API_KEY)")
 	return func(ctx context.Context) error {
 		if f.file == "" || len(c.args) == 0 {
 			c.usage(c.stderr)
@@ -31,13 +33,29 @@ func setupIndex(c *command) func(context.Context) error {
 	}
 }
 
-// index indexes dirs into the knowledge base of f.
-func index(ctx context.Context, f *kbFlags, baseURL, apiKey string, dirs []string, stdout io.Writer) error {
+// index indexes dirs into the knowledge base of f. A base it made is
+// removed again when nothing could be indexed into it.
+func index(ctx context.Context, f *kbFlags, baseURL, apiKey string, dirs []string, stdout io.Writer) (err error) {
+	for _, dir := range dirs {
+		if _, err := os.Stat(dir); err != nil {
+			return fmt.Errorf("%s: %w: name folders or files of documents", dir, errors.Unwrap(err))
+		}
+	}
+	_, statErr := os.Stat(f.file)
+	made := errors.Is(statErr, fs.ErrNotExist)
 	kb, err := f.open(baseURL, apiKey)
 	if err != nil {
 		return err
 	}
-	defer kb.Close()
+	indexed := 0
+	defer func() {
+		kb.Close()
+		if made && indexed == 0 && err != nil {
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(f.file + suffix)
+			}
+		}
+	}()
 	var errs []error
 	for _, dir := range dirs {
 		rep, err := kb.AddDir(ctx, dir)
@@ -47,6 +65,7 @@ func index(ctx context.Context, f *kbFlags, baseURL, apiKey string, dirs []strin
 		}
 		fmt.Fprintf(stdout, "%s: %d added, %d updated, %d unchanged, %d deleted; %d chunks written, %d embedded%s\n",
 			dir, rep.Added, rep.Updated, rep.Unchanged, rep.Deleted, rep.Chunks, rep.Embedded, skipped)
+		indexed += rep.Added + rep.Updated
 		if err != nil {
 			errs = append(errs, err)
 		}

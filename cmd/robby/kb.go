@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"os"
 
 	"github.com/openai/openai-go/v3/option"
+
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/knowledge"
 )
@@ -15,13 +19,18 @@ type kbFlags struct {
 	file, embedModel, embedURL string
 	mode                       string // "tool" or "context"
 	modes                      bool   // the command takes -kb-mode
+	creates                    bool   // the command makes -kb if missing (robby index)
 }
 
 func (f *kbFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "kb", "", "knowledge base file (SQLite) the agent searches with the search_knowledge tool")
-	fs.StringVar(&f.embedModel, "embed-model", envOr("ROBBY_EMBEDDINGS_MODEL", ""),
-		"embedding model for vector search; none means keyword search only (env ROBBY_EMBEDDINGS_MODEL)")
-	fs.StringVar(&f.embedURL, "embed-url", envOr("ROBBY_EMBEDDINGS_URL", ""),
+	if f.creates {
+		fs.StringVar(&f.file, "kb", "", "knowledge base `file` (SQLite) to index into, made if missing")
+	} else {
+		fs.StringVar(&f.file, "kb", "", "knowledge base `file` (SQLite), made by robby index, that the agent searches with the search_knowledge tool")
+	}
+	fs.StringVar(&f.embedModel, "embed-model", "",
+		"embedding model for vector search; empty or none: keyword search only (env ROBBY_EMBEDDINGS_MODEL)")
+	fs.StringVar(&f.embedURL, "embed-url", "",
 		"embeddings endpoint, default the chat endpoint (env ROBBY_EMBEDDINGS_URL)")
 	f.mode = "tool"
 	if f.modes {
@@ -47,7 +56,12 @@ func (f *kbFlags) contextFor(ctx context.Context, kb *knowledge.Base, prompt str
 // embeddings endpoint defaults to baseURL, with apiKey.
 func (f *kbFlags) open(baseURL, apiKey string) (*knowledge.Base, error) {
 	var opts []knowledge.Option
-	if f.embedModel != "" {
+	if !f.creates {
+		if _, err := os.Stat(f.file); err != nil {
+			return nil, fmt.Errorf("-kb %s: %w: make it with robby index -kb %s DIR", f.file, errors.Unwrap(err), f.file)
+		}
+	}
+	if f.embedModel != "" && f.embedModel != "none" {
 		url := f.embedURL
 		if url == "" {
 			url = baseURL

@@ -72,7 +72,7 @@ type usageError struct{ error }
 // commands is robby's command table, in the order usage lists them.
 func commands() []*commandSpec {
 	return []*commandSpec{&runCommand, &chatCommand, &serveCommand, &mcpCommand, &indexCommand, &evalCommand,
-		&workerCommand, helpCommand()}
+		&workerCommand, &versionCommand, helpCommand()}
 }
 
 // lookup returns the command named name, or nil.
@@ -126,7 +126,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // helpCommand is robby help: the table's help, or a command's.
 func helpCommand() *commandSpec {
 	return &commandSpec{name: "help", synopsis: "robby help [command]", takesArgs: true,
-		summary: "print the list of commands, or a command's help (the same as robby <command> -h)",
+		summary: "print the list of commands, or a command's help (the same as robby COMMAND -h)",
 		about:   "Prints the list of commands or, given one, the command's help: what it does, its flags and the\nenvironment variables it reads. 'robby help run' prints what 'robby run -h' prints.",
 		setup: func(c *command) func(context.Context) error {
 			return func(context.Context) error {

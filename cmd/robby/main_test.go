@@ -67,7 +67,7 @@ func TestChatKeepsMemory(t *testing.T) {
 // store file.
 func TestChatSession(t *testing.T) {
 	srv := upstream(t, robbytest.Text("Hi Bob."), robbytest.Text("You are Bob."), robbytest.Text("Hello."))
-	path := filepath.Join(t.TempDir(), "sub", "sessions.db")
+	path := filepath.Join(t.TempDir(), "sessions.db")
 	chat := func(session, input string) string { // a process of its own
 		cmd := exec.Command(os.Args[0], "chat", "-base-url", srv.URL, "-session", session, "-store", path)
 		cmd.Env = append(os.Environ(), "ROBBY_TEST_MAIN=1")
@@ -92,8 +92,6 @@ func TestDefaultStorePath(t *testing.T) {
 	t.Setenv("ROBBY_STORE", "")
 	t.Setenv("XDG_DATA_HOME", "/data")
 	assert.Equal(t, "/data/robby/conversations.db", defaultStorePath())
-	t.Setenv("ROBBY_STORE", "/elsewhere.db")
-	assert.Equal(t, "/elsewhere.db", defaultStorePath())
 }
 
 func TestServeAnswersAndShutsDown(t *testing.T) {

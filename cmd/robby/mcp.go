@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 
@@ -67,6 +66,9 @@ func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io
 	f, sf := &m.agentFlags, &m.schema
 	var tokens serveTokens
 	if m.http {
+		if err := checkAddr(m.addr); err != nil {
+			return err
+		}
 		var err error
 		if tokens, err = m.tokens.resolve(m.addr); err != nil {
 			return err
@@ -113,7 +115,7 @@ func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
-	ln, err := net.Listen("tcp", m.addr)
+	ln, err := listen(m.addr)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func loadPromptCommands(ctx context.Context, agent *robby.Agent, stderr io.Write
 // help lists the commands.
 func (pc *promptCommands) help(w io.Writer) {
 	if len(pc.names) == 0 {
-		fmt.Fprintln(w, "No MCP server offers prompts.")
+		fmt.Fprintln(w, "No MCP prompts: no server of -mcp offers any.")
 		return
 	}
 	fmt.Fprintln(w, "MCP prompts (/name value... or /name arg=value...; type the start of a value and ? for completions):")
@@ -79,14 +79,9 @@ var errCancelled = errors.New("cancelled")
 func (pc *promptCommands) run(ctx context.Context, line string, in *bufio.Scanner, out *screen, opts ...robby.RunOption) error {
 	stderr := out.stderr
 	name, rest, _ := strings.Cut(line, " ")
-	if name == "" || name == "help" {
-		pc.help(stderr)
-		return nil
-	}
 	p, ok := pc.byName[name]
 	if !ok {
-		pc.help(stderr)
-		return fmt.Errorf("no prompt /%s", name)
+		return fmt.Errorf("no command or prompt /%s: /help lists them", name)
 	}
 	args, err := pc.arguments(ctx, p, strings.Fields(rest), in, stderr)
 	if err != nil {

@@ -40,12 +40,13 @@ func TestChatOffersMCPPrompts(t *testing.T) {
 	assert.Equal(t, "Sunny.\nDone.\nA path.\n", stdout.String())
 
 	log := stderr.String()
-	assert.Contains(t, log, "MCP prompts (/help)")
+	assert.Contains(t, log, "MCP prompts. /help lists the commands")
+	assert.Contains(t, log, "/exit, /quit   end the chat", "/help lists chat's own commands too")
 	assert.Contains(t, log, "/args-prompt city [state] — A prompt with two arguments, one required and one optional (everything)")
 	assert.Contains(t, log, "department (Choose the department.) [Engineering, Sales, Marketing, Support]: ")
 	assert.Contains(t, log, "department (Choose the department.) [Engineering]: ")
 	assert.Contains(t, log, "[Alice, Bob, Charlie]: ", "completions narrowed by the department given")
-	assert.Contains(t, log, "no prompt /nothing")
+	assert.Contains(t, log, "no command or prompt /nothing: /help lists them")
 
 	reqs := srv.Requests()
 	require.Len(t, reqs, 3)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -53,7 +52,7 @@ func (s *serveFlags) register(fs *flag.FlagSet) {
 	s.agentFlags.register(fs)
 	fs.StringVar(&s.addr, "addr", defaultAddr, "address to listen on")
 	s.tokens.register(fs)
-	fs.StringVar(&s.store, "store", "", "SQLite file that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses) (default: none kept)")
+	fs.StringVar(&s.store, "store", "", "SQLite `file` that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses), made if missing in a directory that exists (default: none kept)")
 	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&s.origins))
 	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
@@ -70,6 +69,9 @@ func setupServe(c *command) func(context.Context) error {
 // serve serves the agent until ctx is done.
 func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	f, d := &s.agentFlags, &s.durable
+	if err := checkAddr(s.addr); err != nil {
+		return err
+	}
 	tokens, err := s.tokens.resolve(s.addr)
 	if err != nil {
 		return err
@@ -87,7 +89,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	opts := openaiserver.Options{Tokens: tokens, MaxMessages: s.maxMessages, CORSOrigins: s.origins, ShowToolSteps: s.showTools, Logger: log,
 		Heartbeat: s.heartbeat}
 	if s.store != "" {
-		store, err := openStore(ctx, s.store)
+		store, err := openStore(ctx, s.store, false)
 		if err != nil {
 			return err
 		}
@@ -106,7 +108,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
 	handler := serveMux(agent, endpoint, opts)
 
-	ln, err := net.Listen("tcp", s.addr)
+	ln, err := listen(s.addr)
 	if err != nil {
 		return err
 	}

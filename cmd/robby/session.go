@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,14 +13,11 @@ import (
 // storeEnv names the variable that overrides the default store file.
 const storeEnv = "ROBBY_STORE"
 
-// defaultStorePath returns where chat keeps its sessions: $ROBBY_STORE, else
-// conversations.db in robby's data directory. That is $XDG_DATA_HOME/robby,
-// ~/.local/share/robby on Linux, and the user's configuration directory
-// elsewhere.
+// defaultStorePath returns where chat keeps its sessions when neither
+// -store nor ROBBY_STORE says: conversations.db in robby's data directory.
+// That is $XDG_DATA_HOME/robby, ~/.local/share/robby on Linux, and the
+// user's configuration directory elsewhere.
 func defaultStorePath() string {
-	if p := os.Getenv(storeEnv); p != "" {
-		return p
-	}
 	dir := os.Getenv("XDG_DATA_HOME")
 	if dir == "" && runtime.GOOS == "linux" {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -37,13 +33,21 @@ func defaultStorePath() string {
 	return filepath.Join(dir, "robby", "conversations.db")
 }
 
-// openStore opens the SQLite store at path, creating its directory.
-func openStore(ctx context.Context, path string) (*sqlitestore.Store, error) {
-	if path == "" {
-		return nil, errors.New("no store file: give -store")
+// openStore opens the SQLite store at path, making the file if missing.
+// Its directory must exist, unless makeDir says to make it: only the
+// default path's is made, not one a mistyped -store names.
+func openStore(ctx context.Context, path string, makeDir bool) (*sqlitestore.Store, error) {
+	dir := filepath.Dir(path)
+	if makeDir {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("making the store's directory: %w: give -store FILE elsewhere", err)
+		}
+	} else if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("-store %s: no directory %s: make it (mkdir -p %s) or give another file", path, dir, dir)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("store directory: %w", err)
+	store, err := sqlitestore.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("-store %s: %w", path, err)
 	}
-	return sqlitestore.Open(ctx, path)
+	return store, nil
 }

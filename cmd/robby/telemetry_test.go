@@ -25,7 +25,7 @@ import (
 	"github.com/robby-go/robby/robbytest"
 )
 
-var updateDocs = flag.Bool("update-docs", false, "rewrite the span tree in docs/OBSERVABILITY.md with this run's")
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/CLI.md from the command table, and the span tree in docs/OBSERVABILITY.md with this run's")
 
 // weatherMCP serves two tools over streamable HTTP, as a remote MCP server
 // would, and returns the -mcp file naming it.
