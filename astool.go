@@ -68,7 +68,7 @@ func AgentTool[In, Out any](a *Agent, name, description string, opts ...RunOptio
 		if err != nil {
 			return zero, err
 		}
-		res, out, err := a.fresh().typed(ctx, promptMessage(string(prompt)), typedOnly(opts), reflect.TypeFor[Out](), func() any { return new(Out) }, nestedEmitter(ctx))
+		res, out, err := a.fresh().typed(ctx, promptMessage(string(prompt)), typedOnly(opts), reflect.TypeFor[Out](), nestedEmitter(ctx))
 		addAgentUsage(ctx, res.Usage)
 		if err != nil {
 			return zero, fmt.Errorf("agent %q: %w", name, err)

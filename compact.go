@@ -181,11 +181,11 @@ func (a *Agent) remember(req *request, f fitting, u Usage) {
 	l.cut, l.at, l.n, l.est, l.prompt = a.compact.cut, a.compact.cutAt, f.messages, f.sent, int(u.PromptTokens)
 }
 
-// fit makes req fit the budget; req holds the agent's whole conversation and
-// its pending messages. fit takes out of req.history what the policy leaves
-// out. over is the provider's context-length error when fit is called again
-// after one.
-func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event) bool, over *llmserver.Overflow) (fitting, error) {
+// fit makes req, turn t's request, fit the budget; req holds the agent's
+// whole conversation and the turn's pending messages. fit takes out of
+// req.history what the policy leaves out. over is the provider's
+// context-length error when fit is called again after one.
+func (a *Agent) fit(ctx context.Context, t *turn, req *request, over *llmserver.Overflow) (fitting, error) {
 	c := a.core
 	if c.compaction.kind == 0 {
 		return fitting{}, nil
@@ -241,7 +241,7 @@ func (a *Agent) fit(ctx context.Context, req *request, turn int, emit func(Event
 	f.sent, f.messages = p.total(), p.messages()
 	c.log.DebugContext(ctx, "robby: compacted", slog.String("policy", ev.Policy), slog.Int("turns_dropped", ev.TurnsDropped),
 		slog.Int("tokens_before", ev.TokensBefore), slog.Int("tokens_after", ev.TokensAfter), slog.Int("budget", ev.Budget))
-	emitEvent(emit, Event{Kind: EventCompaction, Turn: turn, Compaction: &ev})
+	emitEvent(t.emit, Event{Kind: EventCompaction, Turn: t.n, Compaction: &ev})
 	return f, nil
 }
 

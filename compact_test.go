@@ -442,12 +442,13 @@ func BenchmarkFit(b *testing.B) {
 	for i := range 1000 {
 		a.AddMessages(openai.UserMessage(fmt.Sprintf("message %d: %s", i, strings.Repeat("lorem ipsum ", 85))))
 	}
+	t := turn{n: 1}
 	for b.Loop() {
-		req, err := a.request(nil)
+		req, err := a.turnRequest(&t)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := a.fit(b.Context(), req, 1, nil, nil); err != nil {
+		if _, err := a.fit(b.Context(), &t, req, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -485,12 +486,13 @@ func TestCompactionProperties(t *testing.T) {
 		a, err := New(WithModel("m"), WithContextWindow(window), WithCompaction(DropOldestTurns()), WithPinnedFirstMessage())
 		require.NoError(t, err)
 		a.SetMessages(msgs)
-		req, err := a.request(nil)
-		require.NoError(t, err)
+		tu := turn{n: 1}
 		if !midRun {
-			req.pending = []json.RawMessage{chatwire.UserJSON("the prompt")}
+			tu.pending = promptMessage("the prompt")
 		}
-		f, err := a.fit(t.Context(), req, 1, nil, nil)
+		req, err := a.turnRequest(&tu)
+		require.NoError(t, err)
+		f, err := a.fit(t.Context(), &tu, req, nil)
 		require.NoError(t, err)
 		var body struct {
 			Messages []struct {

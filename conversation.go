@@ -268,9 +268,10 @@ func (a *Agent) chat(ctx context.Context, onDelta deltaFunc) (string, error) {
 	}
 	defer release()
 	var r *reply
-	req, err := a.request(nil)
+	var t turn // no tools, no events: the conversation as it is
+	req, err := a.turnRequest(&t)
 	if err == nil {
-		r, err = a.sendFitting(ctx, req, onDelta, 0, nil)
+		r, err = a.sendFitting(ctx, &t, req, onDelta)
 	}
 	if err != nil {
 		if r != nil {
@@ -294,11 +295,12 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 		return nil, err
 	}
 	defer release()
-	req, err := a.request(a.core.tools.get(ctx).raw)
+	t := turn{tools: a.core.tools.get(ctx)}
+	req, err := a.turnRequest(&t)
 	if err != nil {
 		return nil, err
 	}
-	r, err := a.sendFitting(ctx, req, nil, 0, nil)
+	r, err := a.sendFitting(ctx, &t, req, nil)
 	if err != nil {
 		return nil, err
 	}

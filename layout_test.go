@@ -115,3 +115,34 @@ func errorfFormat(n ast.Node) (string, bool) {
 	format, err := strconv.Unquote(lit.Value)
 	return format, err == nil
 }
+
+// TestRootFunctionsTakeFewParameters holds the root's functions to what
+// they need: no unexported function or method takes six parameters or
+// more, its receiver not counted. State that travels together, as a
+// turn's does, goes in a value (turn.go).
+func TestRootFunctionsTakeFewParameters(t *testing.T) {
+	const limit = 6
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Name.IsExported() {
+				continue
+			}
+			if n := fn.Type.Params.NumFields(); n >= limit {
+				t.Errorf("%s: %s takes %d parameters: at most %d", fset.Position(fn.Pos()), fn.Name.Name, n, limit-1)
+			}
+		}
+	}
+}

@@ -24,12 +24,12 @@ import (
 // model asked for or its fallbacks. It is posted with its telemetry. The
 // reply is assembled in modelreply.go; the bytes are internal/chatwire's.
 
-// sendFitting sends req after fitting it into the budget. If the provider
-// answers with a context-length error, it sends it once more, compacted to
-// the size the error gives.
-func (a *Agent) sendFitting(ctx context.Context, req *request, onDelta deltaFunc, turn int, emit func(Event) bool) (*reply, error) {
+// sendFitting sends req, turn t's request, after fitting it into the
+// budget. If the provider answers with a context-length error, it sends it
+// once more, compacted to the size the error gives.
+func (a *Agent) sendFitting(ctx context.Context, t *turn, req *request, onDelta deltaFunc) (*reply, error) {
 	orig := *req
-	f, err := a.fit(ctx, req, turn, emit, nil)
+	f, err := a.fit(ctx, t, req, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (a *Agent) sendFitting(ctx context.Context, req *request, onDelta deltaFunc
 	a.core.log.InfoContext(ctx, "robby: context-length error, compacting and retrying",
 		slog.Int("estimated", f.sent), slog.Int("provider_tokens", over.Tokens), slog.Int("provider_window", over.Window))
 	*req = orig
-	f, err = a.fit(ctx, req, turn, emit, &over)
+	f, err = a.fit(ctx, t, req, &over)
 	if err != nil {
 		return nil, err
 	}
@@ -328,13 +328,4 @@ func (r *request) body() []byte {
 		b = append(b, `,"stream":true`...)
 	}
 	return append(b, '}')
-}
-
-// request starts a request of the agent's conversation, offering tools.
-func (a *Agent) request(tools []json.RawMessage) (*request, error) {
-	history, lead, err := a.encodedHistory()
-	if err != nil {
-		return nil, err
-	}
-	return &request{history: history, lead: lead, tools: tools}, nil
 }

@@ -113,11 +113,7 @@ func (a *Agent) model(rc *runConfig) string {
 // runHeld is run for a caller that holds the conversation already.
 func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emit func(Event) bool) (res *Result, err error) {
 	res = new(Result)
-	head, params, err := a.runHead(rc, emit != nil)
-	if err != nil {
-		return res, err
-	}
-	caller, err := rc.callerTools(a.core.tools.get(ctx))
+	t, err := a.firstTurn(ctx, rc, emit)
 	if err != nil {
 		return res, err
 	}
@@ -125,68 +121,55 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		return res, err
 	}
 	defer func() { rc.journal.fail(ctx, err) }()
-	pending, err := a.opening(ctx, prompt, rc)
-	if err != nil {
+	if t.pending, err = a.opening(ctx, prompt, rc); err != nil {
 		return res, err
 	}
-	commit := func() {
-		a.addMessages(pending)
-		res.Messages = append(res.Messages, pending.list...)
-		// Both copied the messages: the next turn reuses the memory.
-		pending = messages{list: pending.list[:0], raw: pending.raw[:0]}
-	}
-	for turn := rc.turnsDone() + 1; ; turn++ {
-		if err := a.canTurn(turn); err != nil {
+	for t.n = rc.turnsDone() + 1; ; t.n++ {
+		if err := a.startTurn(ctx, &t); err != nil {
 			return res, err
 		}
-		final := a.core.finalTurn && turn == a.core.maxTurns
-		ts := a.core.tools.get(ctx)
-		req, err := a.request(ts.raw)
-		if err == nil {
-			req.pending, err = pending.encoded()
-		}
+		req, err := a.turnRequest(&t)
 		if err != nil {
 			return res, err
 		}
-		req.head, req.params, req.caller, req.model = head, params, caller, a.model(rc)
-		req.system = rc.system
-		if final {
-			req.tools, req.caller = nil, nil
-		}
-		r, err := a.sendFitting(ctx, req, a.deltaEmitter(turn, emit), turn, emit)
-		if err := a.keepReply(ctx, res, rc, turn, r, err); err != nil {
+		r, err := a.sendFitting(ctx, &t, req, t.deltas())
+		if err := a.keepReply(ctx, res, t.n-rc.turnsDone(), r, err); err != nil {
 			return res, err
 		}
-		calls, ext, paused := rc.splitCalls(r.toolCalls(), final)
+		// A run that pauses on the caller's calls drops the agent's own (splitCalls).
+		calls, ext, paused := rc.splitCalls(r.toolCalls(), t.final)
 		msg, raw := r.message(calls)
-		pending.add(msg, raw)
-		if err := rc.journal.saveOne(ctx, msg, raw); err != nil {
+		t.pending.add(msg, raw)
+		if err := t.journal.saveOne(ctx, msg, raw); err != nil {
 			return res, err
 		}
 		if paused || len(calls) == 0 {
-			commit()
+			a.commit(&t, res)
 			if paused {
 				res.Pending = ext
 			}
-			emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: &r.usage})
+			emitEvent(t.emit, Event{Kind: EventTurnEnd, Turn: t.n, Usage: &r.usage})
 			return res, nil
 		}
-		results, spent := a.runTools(ctx, ts, turn, calls, final, emit, rc.journal)
+		results, spent := a.runTools(ctx, &t, calls)
 		res.Usage.add(spent)
 		r.usage.add(spent) // the turn's usage counts the agents its tools ran
 		res.ToolCalls = append(res.ToolCalls, results...)
 		for _, r := range results {
-			pending.add(toolMessage(r))
+			t.pending.add(toolMessage(r))
 		}
-		commit()
-		if err := rc.journal.failed(); err != nil {
+		// Committed only now, after its tools: the conversation never holds
+		// a call without its result. (The journal saved each message as it
+		// came; loading finishes the calls a crash left unanswered.)
+		a.commit(&t, res)
+		if err := t.journal.failed(); err != nil {
 			return res, err
 		}
-		if !emitEvent(emit, Event{Kind: EventTurnEnd, Turn: turn, Usage: &r.usage}) || ctx.Err() != nil {
+		if !emitEvent(t.emit, Event{Kind: EventTurnEnd, Turn: t.n, Usage: &r.usage}) || ctx.Err() != nil {
 			return res, fmt.Errorf("run: %w", context.Cause(ctx))
 		}
-		if final {
-			return res, fmt.Errorf("%w: %d turns, and the model still called tools", ErrMaxTurns, turn)
+		if t.final {
+			return res, fmt.Errorf("%w: %d turns, and the model still called tools", ErrMaxTurns, t.n)
 		}
 	}
 }

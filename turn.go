@@ -2,6 +2,7 @@ package robby
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,15 +11,88 @@ import (
 	"github.com/robby-go/robby/internal/chatwire"
 )
 
-// canTurn reports why the run may not make turn, if it may not.
-func (a *Agent) canTurn(turn int) error {
+// One model turn of a run: its request, the reply, the tools the reply
+// calls, and the commit. The loop itself is runHeld, in run.go; the call
+// to the model is modelcall.go's.
+
+// A turn is one model turn: one request, its reply, and the calls of the
+// agent's tools the reply asks for. A run keeps one turn value and moves
+// it on from turn to turn. [Agent.ChatCompletion] and
+// [Agent.ToolsCompletion] make a request of a turn of their own, numbered
+// 0, with no events and no run parts.
+type turn struct {
+	n       int              // its number in the run, WithOneTurn's earlier turns counted
+	final   bool             // the last the turn limit allows (WithFinalAnswer)
+	tools   *toolset         // the agent's tools, as the turn found them; nil offers none
+	emit    func(Event) bool // the run's listener; nil when nobody listens
+	journal *journal         // the run's stored conversation; nil if none
+	// pending are the turn's messages. Its request sends them; the
+	// conversation gets them when the turn is committed.
+	pending messages
+
+	// The run's own parts of each request: nil or empty for the agent's.
+	head   []byte                          // the run's parameters, encoded
+	params *openai.ChatCompletionNewParams // the run's parameters (WithRunParams, a typed answer's)
+	model  string                          // the model the run asks for
+	caller []json.RawMessage               // the caller's tools (WithCallerTools)
+	system []json.RawMessage               // the run's system messages (WithRunSystem)
+}
+
+// firstTurn returns the turn value a run starts with, not numbered yet:
+// the run's parts of each request and where its events go.
+func (a *Agent) firstTurn(ctx context.Context, rc *runConfig, emit func(Event) bool) (turn, error) {
+	t := turn{emit: emit, journal: rc.journal, model: a.model(rc), system: rc.system}
+	var err error
+	if t.head, t.params, err = a.runHead(rc, emit != nil); err != nil {
+		return t, err
+	}
+	t.caller, err = rc.callerTools(a.core.tools.get(ctx))
+	return t, err
+}
+
+// startTurn readies t, numbered already, for its request: whether it is
+// the final turn, and the tools it offers. It reports why the run may not
+// make the turn, if it may not.
+func (a *Agent) startTurn(ctx context.Context, t *turn) error {
 	if a.core.isClosed() {
 		return ErrClosed
 	}
-	if turn > a.core.maxTurns {
+	if t.n > a.core.maxTurns {
 		return fmt.Errorf("%w: %d turns", ErrMaxTurns, a.core.maxTurns)
 	}
+	t.final = a.core.finalTurn && t.n == a.core.maxTurns
+	t.tools = a.core.tools.get(ctx)
 	return nil
+}
+
+// turnRequest builds the whole request of turn t, and is the one place a
+// turn's request is made: the run's parameters, the conversation, the run's
+// system messages, the turn's pending messages and the tools. Compaction
+// (fit, in sendFitting) may then leave some of the conversation out.
+func (a *Agent) turnRequest(t *turn) (*request, error) {
+	history, lead, err := a.encodedHistory()
+	if err != nil {
+		return nil, err
+	}
+	req := &request{head: t.head, history: history, lead: lead, system: t.system, model: t.model, params: t.params}
+	if req.pending, err = t.pending.encoded(); err != nil {
+		return nil, err
+	}
+	// The final turn offers no tools, the caller's neither: the model
+	// has to answer. Calls it makes all the same are not run (runTools).
+	if !t.final && t.tools != nil {
+		req.tools, req.caller = t.tools.raw, t.caller
+	}
+	return req, nil
+}
+
+// commit adds the turn's messages to the conversation and to res. It is
+// called once the turn's tools have run. The next turn reuses the
+// messages' memory: both copied them.
+func (a *Agent) commit(t *turn, res *Result) {
+	a.addMessages(t.pending)
+	res.Messages = append(res.Messages, t.pending.list...)
+	t.pending = messages{list: t.pending.list[:0], raw: t.pending.raw[:0]}
 }
 
 // runHead returns the head and parameters of a run's requests. It returns
@@ -54,11 +128,12 @@ func (a *Agent) opening(ctx context.Context, prompt messages, rc *runConfig) (me
 	return pending, rc.journal.save(ctx, pending)
 }
 
-// keepReply records a turn's reply in res: its turn, text, usage and
-// model. It returns the run's error if the call failed.
-func (a *Agent) keepReply(ctx context.Context, res *Result, rc *runConfig, turn int, r *reply, err error) error {
+// keepReply records a turn's reply in res: the run's turns so far, the
+// reply's text, usage and model. It returns the run's error if the call
+// failed.
+func (a *Agent) keepReply(ctx context.Context, res *Result, turns int, r *reply, err error) error {
 	if r != nil || !errors.Is(err, ErrBudget) {
-		res.Turns = turn - rc.turnsDone() // a call the budget refused was not made
+		res.Turns = turns // a call the budget refused was not made
 	}
 	if r != nil {
 		res.Text, res.Reasoning = r.text.String(), r.reasoning.String()
@@ -89,20 +164,24 @@ func (rc *runConfig) splitCalls(calls []ToolCall, final bool) (run, ext []ToolCa
 	}
 	paused = len(ext) > 0 && !final
 	if paused {
-		// The caller runs these: the run ends with them unanswered.
-		// Calls of the agent's own tools in the same turn are left
-		// out. The model will ask again once it has the results.
+		// The caller runs these: the run ends with them unanswered. A
+		// paused run drops the calls of the agent's own tools in the
+		// same turn: neither the conversation nor Result.Pending has
+		// them, and the model will ask again once it has the results.
+		// (WithOneTurn's turn pauses on the agent's own calls instead,
+		// when it calls none of the caller's tools.)
 		return ext, ext, true
 	}
 	return calls, ext, false
 }
 
-// deltaEmitter turns streamed deltas into events. It returns nil for a
-// plain request when nobody listens.
-func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
-	if emit == nil {
+// deltas returns what turns the turn's streamed deltas into events. It
+// returns nil for a plain request when nobody listens.
+func (t *turn) deltas() deltaFunc {
+	if t.emit == nil {
 		return nil
 	}
+	turn, emit := t.n, t.emit
 	return func(d *delta) error {
 		if d.reasoning != "" && !emit(Event{Kind: EventReasoning, Turn: turn, Delta: d.reasoning}) {
 			return errStopped
@@ -119,21 +198,22 @@ func (a *Agent) deltaEmitter(turn int, emit func(Event) bool) deltaFunc {
 	}
 }
 
-// runTools runs the calls of one turn. It reports each call, and each
+// runTools runs the calls of turn t. It reports each call, and each
 // result as soon as it is known. It returns the results with the usage of
 // the agents the tools ran. On the final turn no tool is offered, so no
 // call is run.
 //
 // Each result is saved to the run's stored conversation, if any, as soon as
 // it is known.
-func (a *Agent) runTools(ctx context.Context, ts *toolset, turn int, calls []ToolCall, final bool, emit func(Event) bool, j *journal) ([]ToolResult, Usage) {
+func (a *Agent) runTools(ctx context.Context, t *turn, calls []ToolCall) ([]ToolResult, Usage) {
+	ts, turn, emit, j := t.tools, t.n, t.emit, t.journal
 	if emit != nil { // the event's copy of each call is an allocation
 		for _, c := range calls {
 			emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
 		}
 	}
 	results := make([]ToolResult, len(calls))
-	if final {
+	if t.final {
 		for i, c := range calls {
 			results[i].Call = c
 			results[i].finish(fmt.Errorf("%w: call not run, the turn limit was reached", ErrMaxTurns), 0, nil, i)

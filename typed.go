@@ -126,7 +126,7 @@ func (e *AnswerError) Is(target error) bool { return target == ErrInvalidAnswer 
 // The turn limit applies to each answer asked for. The [Result] sums the
 // turns, tool calls and usage of all of them and is never nil.
 func RunTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...RunOption) (T, *Result, error) {
-	res, answer, err := a.typed(ctx, promptMessage(prompt), typedOnly(opts), reflect.TypeFor[T](), func() any { return new(T) }, nil)
+	res, answer, err := a.typed(ctx, promptMessage(prompt), typedOnly(opts), reflect.TypeFor[T](), nil)
 	if err != nil {
 		return *new(T), res, err
 	}
@@ -198,7 +198,7 @@ func StreamTyped[T any](ctx context.Context, a *Agent, prompt string, opts ...Ru
 			}
 			return true
 		}
-		res, answer, err := a.typed(ctx, promptMessage(prompt), typedOnly(opts), reflect.TypeFor[T](), func() any { return new(T) }, emit)
+		res, answer, err := a.typed(ctx, promptMessage(prompt), typedOnly(opts), reflect.TypeFor[T](), emit)
 		if stopped {
 			return
 		}
@@ -217,7 +217,7 @@ func (a *Agent) schemaRun(ctx context.Context, prompt messages, opts []RunOption
 	if tc.schema == nil {
 		return new(Result), errTypedOption
 	}
-	res, answer, err := a.typed(ctx, prompt, opts, rawMessageType, func() any { return new(json.RawMessage) }, emit)
+	res, answer, err := a.typed(ctx, prompt, opts, rawMessageType, emit)
 	if answer != nil {
 		res.Text = string(*answer.(*json.RawMessage))
 	}
@@ -239,11 +239,11 @@ func typedOnly(opts []RunOption) []RunOption {
 
 // typed runs the loop until the model gives an answer that fits the
 // schema, repairing and falling back as tc says. It returns it decoded
-// into a value from newAnswer, a pointer of type t. It holds the
+// into a new value of type t, given as a pointer to it. It holds the
 // conversation throughout, so no other run comes between an answer and
 // its repair. A run with caller-run tools may end on their calls instead:
 // then the answer is nil, and so is the error.
-func (a *Agent) typed(ctx context.Context, prompt messages, opts []RunOption, t reflect.Type, newAnswer func() any, emit func(Event) bool) (res *Result, answer any, err error) {
+func (a *Agent) typed(ctx context.Context, prompt messages, opts []RunOption, t reflect.Type, emit func(Event) bool) (res *Result, answer any, err error) {
 	res = new(Result)
 	if a == nil {
 		return res, nil, errNilAgent
@@ -296,7 +296,7 @@ func (a *Agent) typed(ctx context.Context, prompt messages, opts []RunOption, t 
 			return res, nil, nil // the caller runs them, and the run goes on later
 		}
 		raw, callID := answerText(mode, r, tool)
-		answer := newAnswer()
+		answer := reflect.New(t).Interface()
 		failures := as.Check(raw, answer)
 		if len(failures) == 0 {
 			if callID != "" {
