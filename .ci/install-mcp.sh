@@ -15,9 +15,9 @@
 #                        Vercel AI SDK with @ai-sdk/openai, LangChain's
 #                        @langchain/openai, and zod for their schemas
 #   .bench/webui         the Vercel AI SDK (npm ai) and AG-UI's client, the
-#                        clients of cmd/robby's node_ui_test.go; marked and
-#                        DOMPurify, which the chat page vendors (a test checks
-#                        its copies are these files)
+#                        clients of cmd/robby's node_ui_test.go; marked,
+#                        DOMPurify and highlight.js, which the chat page
+#                        vendors (a test checks its copies are these files)
 # Idempotent: what is installed already is skipped. Nothing is fetched at
 # test time: the tests run what this installed.
 set -euo pipefail
@@ -39,6 +39,7 @@ AI_SDK_OPENAI_VERSION=4.0.118
 LANGCHAIN_OPENAI_VERSION=1.6.0
 LANGCHAIN_CORE_VERSION=1.4.0
 ZOD_VERSION=4.6.7
+HIGHLIGHT_VERSION=11.12.0
 
 # installed DIR PACKAGE VERSION FILE: is PACKAGE installed under DIR at
 # VERSION (or, for a bare major version, at one of its releases), with FILE
@@ -124,13 +125,14 @@ installed "$BENCH/inspector" "$inspector" "$INSPECTOR_VERSION" clients/launcher/
 }
 
 webui=("ai@$AI_VERSION" "@ag-ui/client@$AGUI_VERSION" "@ag-ui/core@$AGUI_VERSION"
-	"marked@$MARKED_VERSION" "dompurify@$DOMPURIFY_VERSION")
+	"marked@$MARKED_VERSION" "dompurify@$DOMPURIFY_VERSION" "@highlightjs/cdn-assets@$HIGHLIGHT_VERSION")
 webui_ok() {
 	installed "$BENCH/webui" ai "$AI_VERSION" package.json &&
 		installed "$BENCH/webui" @ag-ui/client "$AGUI_VERSION" package.json &&
 		installed "$BENCH/webui" @ag-ui/core "$AGUI_VERSION" package.json &&
 		installed "$BENCH/webui" marked "$MARKED_VERSION" package.json &&
-		installed "$BENCH/webui" dompurify "$DOMPURIFY_VERSION" package.json
+		installed "$BENCH/webui" dompurify "$DOMPURIFY_VERSION" package.json &&
+		installed "$BENCH/webui" @highlightjs/cdn-assets "$HIGHLIGHT_VERSION" es/highlight.min.js
 }
 webui_ok || install "$BENCH/webui" "${webui[@]}"
 webui_ok || {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/agui"
+	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/openaiserver"
 	"github.com/robby-go/robby/temporal"
 	"github.com/robby-go/robby/uistream"
@@ -145,18 +146,20 @@ func checkServeLimits(heartbeat time.Duration, maxMessages int) error {
 	return nil
 }
 
-// serveMux routes robby serve's requests: the page, the UI message stream and
-// its chats, AG-UI, and the OpenAI-compatible endpoint. The endpoint also
+// serveMux routes robby serve's requests: the page and the prompts it offers,
+// the UI message stream and its chats, AG-UI, and the OpenAI-compatible endpoint. The endpoint also
 // answers unknown URLs. All but the page check the same tokens and origins.
 func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, opts openaiserver.Options) http.Handler {
 	ui := uistream.New(agent, uistream.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
 		MaxMessages: opts.MaxMessages, Logger: opts.Logger})
 	ag := agui.New(agent, agui.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
 		MaxMessages: opts.MaxMessages, Logger: opts.Logger})
-	page := pageHandler()
+	page := pageHandler(agent, httpapi.Guard{Tokens: opts.Tokens, Origins: opts.CORSOrigins}, opts.Logger)
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /assets/", page)
+	mux.Handle("/api/prompts", page)
+	mux.Handle("/api/prompts/", page)
 	mux.Handle("/api/", ui)
 	mux.Handle("/ag-ui", ag)
 	mux.Handle("/", endpoint)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -20,7 +21,8 @@ func TestPageHeaders(t *testing.T) {
 	srv := upstream(t)
 	base, _ := serveInProcess(t, "-base-url", srv.URL, "-model", "agent", "-token", "page-token")
 	root := strings.TrimSuffix(base, "/v1")
-	for _, path := range []string{"/", "/assets/app.js", "/assets/app.css", "/assets/vendor/marked.esm.js", "/assets/vendor/purify.es.mjs"} {
+	for _, path := range []string{"/", "/assets/app.js", "/assets/app.css", "/assets/vendor/marked.esm.js", "/assets/vendor/purify.es.mjs",
+		"/assets/vendor/highlight.min.js", "/assets/vendor/github.min.css"} {
 		resp, err := http.Get(root + path)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -98,6 +100,9 @@ func TestVendoredLibraries(t *testing.T) {
 	for _, v := range []struct{ pkg, pin, file, from string }{
 		{"marked", "MARKED_VERSION", "marked.esm.js", "lib/marked.esm.js"},
 		{"dompurify", "DOMPURIFY_VERSION", "purify.es.mjs", "dist/purify.es.mjs"},
+		{"@highlightjs/cdn-assets", "HIGHLIGHT_VERSION", "highlight.min.js", "es/highlight.min.js"},
+		{"@highlightjs/cdn-assets", "HIGHLIGHT_VERSION", "github.min.css", "styles/github.min.css"},
+		{"@highlightjs/cdn-assets", "HIGHLIGHT_VERSION", "github-dark.min.css", "styles/github-dark.min.css"},
 	} {
 		m := regexp.MustCompile(`(?m)^` + v.pin + `=(\S+)$`).FindSubmatch(script)
 		require.NotNil(t, m, "install-mcp.sh pins no %s", v.pin)
@@ -114,4 +119,72 @@ func TestVendoredLibraries(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(ours, b), "web/vendor/%s is not %s@%s's %s", v.file, v.pkg, m[1], v.from)
 	}
+}
+
+// TestPagePrompts: the MCP servers' prompts the page offers as starters,
+// listed and filled in, behind the API's token.
+func TestPagePrompts(t *testing.T) {
+	srv := upstream(t)
+	base, _ := serveInProcess(t, "-base-url", srv.URL, "-model", "agent", "-token", "alice:prompt-token", "-mcp", mcpConfig(t))
+	root := strings.TrimSuffix(base, "/v1")
+	call := func(method, path, token, body string) (int, string) {
+		req, err := http.NewRequest(method, root+path, strings.NewReader(body))
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, _ := call(http.MethodGet, "/api/prompts", "", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "the prompts need the token")
+	code, _ = call(http.MethodGet, "/api/prompts", "alice:prompt-token", "")
+	assert.Equal(t, http.StatusUnauthorized, code, "the bearer token is the part after the colon")
+
+	code, body := call(http.MethodGet, "/api/prompts", "prompt-token", "")
+	require.Equal(t, http.StatusOK, code, body)
+	var list struct {
+		Data []struct {
+			Server, Name string
+			Arguments    []struct {
+				Name     string
+				Required bool
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	var names []string
+	for _, p := range list.Data {
+		assert.Equal(t, "everything", p.Server)
+		names = append(names, p.Name)
+		if p.Name == "args-prompt" {
+			require.NotEmpty(t, p.Arguments)
+			assert.Equal(t, "city", p.Arguments[0].Name)
+			assert.True(t, p.Arguments[0].Required)
+		}
+	}
+	assert.Contains(t, names, "simple-prompt")
+	assert.Contains(t, names, "args-prompt")
+
+	code, body = call(http.MethodPost, "/api/prompts/everything/simple-prompt", "prompt-token", `{}`)
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.JSONEq(t, `{"text": "This is a simple prompt without arguments."}`, body)
+	code, body = call(http.MethodPost, "/api/prompts/everything/args-prompt", "prompt-token", `{"arguments": {"city": "Lisbon"}}`)
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, "Lisbon")
+	code, body = call(http.MethodPost, "/api/prompts/everything/args-prompt", "prompt-token", `{"arguments": {}}`)
+	assert.Equal(t, http.StatusBadRequest, code, body)
+	assert.Contains(t, body, "args-prompt", "the error names the prompt")
+	code, body = call(http.MethodPost, "/api/prompts/nowhere/simple-prompt", "prompt-token", `{}`)
+	assert.Equal(t, http.StatusBadRequest, code, body)
+	assert.Contains(t, body, "nowhere")
+	code, _ = call(http.MethodPost, "/api/prompts/everything/simple-prompt", "prompt-token", `[`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	code, _ = call(http.MethodGet, "/api/prompts/everything/simple-prompt", "prompt-token", "")
+	assert.Equal(t, http.StatusNotFound, code, "a prompt is got with POST")
 }
