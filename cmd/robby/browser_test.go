@@ -466,7 +466,9 @@ func hostile(t *testing.T, ctx context.Context) {
 		document.querySelector('#log .md #jsform')?.click();
 	`)))
 	time.Sleep(300 * time.Millisecond)
-	poll(t, ctx, `document.querySelector('#log .md') !== null`) // the form may have reloaded the page
+	forms, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#log .md form, #log .md button').length`))
+	require.NoError(t, err)
+	assert.Zero(t, forms, "an answer's forms are dropped")
 	flag, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.__xss)`))
 	require.NoError(t, err)
 	assert.Equal(t, "undefined", flag, "a script of the model's answer ran")

@@ -31,8 +31,11 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
+// markdown renders an answer. Forms and their controls are dropped: an answer
+// has no business posting anything, nor reloading the page.
 function markdown(text) {
-  return DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true }));
+  return DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true }),
+    { FORBID_TAGS: ['form', 'button', 'textarea', 'select'] });
 }
 
 // highlighter loads highlight.js and its light and dark themes the first
