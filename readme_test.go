@@ -251,3 +251,32 @@ func TestREADMESamples(t *testing.T) {
 		t.Errorf("go vet of README's samples: %v\n%s", err, out.String())
 	}
 }
+
+// TestREADMEListsEveryDoc keeps README's Documentation list complete and
+// its links true: every docs/*.md is listed, and every link to a file of
+// the repository names one that exists.
+func TestREADMEListsEveryDoc(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	_, list, found := strings.Cut(readme, "\n## Documentation\n")
+	if !found {
+		t.Fatal("README has no Documentation section")
+	}
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if !strings.Contains(list, "]("+d+")") {
+			t.Errorf("README's Documentation list does not link %s", d)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(readme, -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("README links %s, which is not in the repository", m[1])
+		}
+	}
+}
