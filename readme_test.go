@@ -2,7 +2,7 @@ package robby_test
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // samplePackages are the packages README's Go samples may use without
@@ -209,15 +211,16 @@ func TestREADMESamples(t *testing.T) {
 	if len(samples) < 5 {
 		t.Fatalf("README has %d Go samples: the extraction is broken", len(samples))
 	}
-	root, err := os.Getwd()
+	// The samples are packages of the module, in a folder of its own that
+	// the test removes (and git ignores, should the test be killed).
+	dir, err := os.MkdirTemp("examples", "readme-samples-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	overlay := map[string]string{}
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	var pkgs []string
-	tmp := t.TempDir()
 	fset := token.NewFileSet()
-	for i, s := range samples {
+	for _, s := range samples {
 		src := s.program(t)
 		f, err := parser.ParseFile(fset, fmt.Sprintf("README.md:%d", s.line), src, 0)
 		if err != nil {
@@ -227,29 +230,46 @@ func TestREADMESamples(t *testing.T) {
 		for _, d := range droppedErrors(fset, f) {
 			t.Errorf("README.md:%d: the sample drops an error (%s)", s.line, d)
 		}
-		file := filepath.Join(tmp, fmt.Sprintf("sample%02d.go", i))
-		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		pkg := filepath.Join(dir, fmt.Sprintf("line%04d", s.line))
+		if err := os.Mkdir(pkg, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		dir := fmt.Sprintf("examples/readme/line%04d", s.line)
-		overlay[filepath.Join(root, dir, "main.go")] = file
-		pkgs = append(pkgs, "./"+dir)
+		if err := os.WriteFile(filepath.Join(pkg, "main.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, "./"+filepath.ToSlash(pkg))
 	}
-	data, err := json.Marshal(map[string]any{"Replace": overlay})
-	if err != nil {
-		t.Fatal(err)
+	ctx := t.Context()
+	if deadline, ok := t.Deadline(); ok {
+		// Fail with what vet said rather than be killed by go test's timeout.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-30*time.Second))
+		defer cancel()
 	}
-	overlayFile := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(overlayFile, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(goCmd, append([]string{"vet", "-overlay=" + overlayFile}, pkgs...)...)
+	args := append([]string{"vet"}, buildFlags()...)
+	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, pkgs...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		t.Errorf("go vet of README's samples: %v\n%s", err, out.String())
 	}
+}
+
+// buildFlags are the flags this test binary was built with that change
+// how packages compile. Vet builds the samples' imports with them, so it
+// finds them in the build cache that built this test.
+func buildFlags() []string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	var flags []string
+	for _, s := range info.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			flags = append(flags, "-race")
+		}
+	}
+	return flags
 }
 
 // TestREADMEListsEveryDoc keeps README's Documentation list complete and
@@ -274,7 +294,7 @@ func TestREADMEListsEveryDoc(t *testing.T) {
 			t.Errorf("README's Documentation list does not link %s", d)
 		}
 	}
-	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(readme, -1) {
+	for _, m := range regexp.MustCompile(`\]\(([\w./-]+\.\w+|[\w.-]+/[\w./-]*)(#[^)]*)?\)`).FindAllStringSubmatch(readme, -1) {
 		if _, err := os.Stat(m[1]); err != nil {
 			t.Errorf("README links %s, which is not in the repository", m[1])
 		}
