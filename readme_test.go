@@ -98,7 +98,10 @@ func (s readmeSample) program(t *testing.T) string {
 			body += "_ = " + name + "\n"
 		}
 	}
-	body += "{\n" + s.code + "}\nreturn nil\n"
+	body += "{\n" + s.code + "}\n"
+	if lines := strings.Split(strings.TrimSpace(s.code), "\n"); !strings.HasPrefix(lines[len(lines)-1], "return ") {
+		body += "return nil\n"
+	}
 	var imports []string
 	used := usedNames(t, body)
 	for name, path := range samplePackages {
