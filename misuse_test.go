@@ -120,7 +120,7 @@ func TestNilAgentIsAnError(t *testing.T) {
 	}
 	for _, tool := range []Tool{nilAgent.AsTool("helper", "helps"), AgentTool[struct{ Q string }, struct{ A string }](nilAgent, "typed", "helps")} {
 		_, err := New(WithModel("m"), WithBaseURL("http://127.0.0.1:1/v1"), WithTools(tool))
-		assert.ErrorContains(t, err, fmt.Sprintf("tool %q: nil *Agent", tool.Name()))
+		assert.ErrorContains(t, err, fmt.Sprintf("tool %q: robby: nil *Agent", tool.Name()))
 	}
 }
 
