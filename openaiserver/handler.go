@@ -155,21 +155,11 @@ type Handler struct {
 func New(agents map[string]*robby.Agent, opts Options) *Handler {
 	h := &Handler{agents: maps.Clone(agents), opts: opts, mux: http.NewServeMux()}
 	h.bg.ctx, h.bg.stop = context.WithCancel(context.Background())
-	if h.opts.MaxRequestBytes <= 0 {
-		h.opts.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if h.opts.MaxMessages <= 0 {
-		h.opts.MaxMessages = DefaultMaxMessages
-	}
 	if h.opts.Heartbeat <= 0 {
 		h.opts.Heartbeat = DefaultHeartbeat
 	}
-	h.opts.CORSOrigins = slices.Clone(h.opts.CORSOrigins)
-	h.opts.Tokens = maps.Clone(h.opts.Tokens)
-	if h.opts.Logger == nil {
-		h.opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	h.guard = httpapi.Guard{Tokens: h.opts.Tokens, Origins: h.opts.CORSOrigins}
+	h.guard = httpapi.Shared{Tokens: &h.opts.Tokens, CORSOrigins: &h.opts.CORSOrigins,
+		MaxRequestBytes: &h.opts.MaxRequestBytes, MaxMessages: &h.opts.MaxMessages, Logger: &h.opts.Logger}.Fill()
 	h.mux.HandleFunc("POST /v1/chat/completions", h.chatCompletions)
 	h.mux.HandleFunc("GET /v1/models", h.models)
 	h.mux.HandleFunc("POST /v1/responses", h.createResponse)

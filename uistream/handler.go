@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 
 	"go.opentelemetry.io/otel/propagation"
 
@@ -59,18 +57,9 @@ type Handler struct {
 
 // New serves agent. opts is copied.
 func New(agent *robby.Agent, opts Options) *Handler {
-	if opts.MaxRequestBytes <= 0 {
-		opts.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if opts.MaxMessages <= 0 {
-		opts.MaxMessages = DefaultMaxMessages
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	opts.Tokens, opts.CORSOrigins = maps.Clone(opts.Tokens), slices.Clone(opts.CORSOrigins)
-	h := &Handler{agent: agent, opts: opts, mux: http.NewServeMux(),
-		guard: httpapi.Guard{Tokens: opts.Tokens, Origins: opts.CORSOrigins}}
+	guard := httpapi.Shared{Tokens: &opts.Tokens, CORSOrigins: &opts.CORSOrigins,
+		MaxRequestBytes: &opts.MaxRequestBytes, MaxMessages: &opts.MaxMessages, Logger: &opts.Logger}.Fill()
+	h := &Handler{agent: agent, opts: opts, guard: guard, mux: http.NewServeMux()}
 	h.mux.HandleFunc("POST /api/chat", h.chat)
 	h.mux.HandleFunc("GET /api/chats", h.listChats)
 	h.mux.HandleFunc("GET /api/chats/{id}", h.getChat)

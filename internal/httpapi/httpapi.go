@@ -1,7 +1,8 @@
 // Package httpapi holds what robby's HTTP endpoints (openaiserver, uistream,
 // agui) share. That is the bearer-token and CORS check before every route, and
-// errors in OpenAI's JSON shape. It also holds bounded JSON bodies and the
-// headers of an event stream.
+// errors in OpenAI's JSON shape. It also holds bounded JSON bodies, the
+// headers of an event stream, and the defaults of the options they all take
+// ([Shared]).
 package httpapi
 
 import (
