@@ -87,16 +87,17 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	defer f.close()
 	defer agent.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	opts := openaiserver.Options{Tokens: tokens, MaxMessages: s.maxMessages, CORSOrigins: s.origins, ShowToolSteps: s.showTools, Logger: log,
-		Heartbeat: s.heartbeat}
+	sh := served{tokens: tokens, origins: s.origins, maxMessages: s.maxMessages, log: log}
 	if s.store != "" {
 		store, err := openStore(ctx, s.store, false)
 		if err != nil {
 			return err
 		}
 		defer store.Close()
-		opts.Store = store
+		sh.store = store
 	}
+	opts := sh.openai()
+	opts.ShowToolSteps, opts.Heartbeat = s.showTools, s.heartbeat
 	if d.addr != "" {
 		c, err := d.dial(stderr)
 		if err != nil {
@@ -107,7 +108,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	}
 	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
-	handler := serveMux(agent, endpoint, opts)
+	handler := serveMux(agent, endpoint, sh)
 
 	ln, err := listen(s.addr)
 	if err != nil {
@@ -115,7 +116,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) on http://%s/v1 → %s\n", f.model, len(agent.Tools()), ln.Addr(), f.baseURL)
 	fmt.Fprintf(stderr, "robby: chat page at http://%s/\n", ln.Addr())
-	if opts.Store != nil {
+	if sh.store != nil {
 		fmt.Fprintf(stderr, "robby: keeping chats and responses in %s\n", s.store)
 	}
 	warnOpen(stderr, s.addr, len(tokens) > 0)
@@ -146,22 +147,41 @@ func checkServeLimits(heartbeat time.Duration, maxMessages int) error {
 	return nil
 }
 
+// served is what robby serve's endpoints share: the users' tokens, the store
+// of their chats and responses, the web origins, the message limit and the
+// log. Each endpoint's options are made from it.
+type served struct {
+	tokens      map[string]string
+	store       robby.Store
+	origins     []string
+	maxMessages int
+	log         *slog.Logger
+}
+
+func (s served) openai() openaiserver.Options {
+	return openaiserver.Options{Tokens: s.tokens, Store: s.store, CORSOrigins: s.origins, MaxMessages: s.maxMessages, Logger: s.log}
+}
+
+func (s served) uistream() uistream.Options {
+	return uistream.Options{Tokens: s.tokens, Store: s.store, CORSOrigins: s.origins, MaxMessages: s.maxMessages, Logger: s.log}
+}
+
+func (s served) agui() agui.Options {
+	return agui.Options{Tokens: s.tokens, Store: s.store, CORSOrigins: s.origins, MaxMessages: s.maxMessages, Logger: s.log}
+}
+
 // serveMux routes robby serve's requests: the page and the prompts it offers,
 // the UI message stream and its chats, AG-UI, and the OpenAI-compatible endpoint. The endpoint also
 // answers unknown URLs. All but the page check the same tokens and origins.
-func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, opts openaiserver.Options) http.Handler {
-	ui := uistream.New(agent, uistream.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
-		MaxMessages: opts.MaxMessages, Logger: opts.Logger})
-	ag := agui.New(agent, agui.Options{Tokens: opts.Tokens, Store: opts.Store, CORSOrigins: opts.CORSOrigins,
-		MaxMessages: opts.MaxMessages, Logger: opts.Logger})
-	page := pageHandler(agent, httpapi.Guard{Tokens: opts.Tokens, Origins: opts.CORSOrigins}, opts.Logger)
+func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, sh served) http.Handler {
+	page := pageHandler(agent, httpapi.Guard{Tokens: sh.tokens, Origins: sh.origins}, sh.log)
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /assets/", page)
 	mux.Handle("/api/prompts", page)
 	mux.Handle("/api/prompts/", page)
-	mux.Handle("/api/", ui)
-	mux.Handle("/ag-ui", ag)
+	mux.Handle("/api/", uistream.New(agent, sh.uistream()))
+	mux.Handle("/ag-ui", agui.New(agent, sh.agui()))
 	mux.Handle("/", endpoint)
 	return mux
 }
