@@ -26,7 +26,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer agent.Close()
-	srv, err := mcpserver.New(agent, &mcpserver.Options{Name: "geographer"})
+	srv, err := mcpserver.New(agent, mcpserver.Options{Name: "geographer"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func Example_outputSchema() {
 		log.Fatal(err)
 	}
 	defer agent.Close()
-	srv, err := mcpserver.New(agent, &mcpserver.Options{OutputSchema: map[string]any{
+	srv, err := mcpserver.New(agent, mcpserver.Options{OutputSchema: map[string]any{
 		"type": "object",
 		"properties": map[string]any{
 			"name":       map[string]any{"type": "string"},

@@ -4,7 +4,7 @@
 //
 //	agent, err := robby.New(robby.WithModel("ai/qwen2.5"), robby.WithTools(...))
 //	...
-//	srv, err := mcpserver.New(agent, &mcpserver.Options{Name: "researcher"})
+//	srv, err := mcpserver.New(agent, mcpserver.Options{Name: "researcher"})
 //	...
 //	err = srv.Run(ctx, &mcp.StdioTransport{}) // or: http.Handle("/mcp", srv)
 //
@@ -110,18 +110,15 @@ type Server struct {
 	http    http.Handler
 }
 
-// New returns a server for agent. opts may be nil. It fails on options it
+// New returns a server for agent. opts is copied. It fails on options it
 // cannot serve. Those are an OutputSchema that is not a valid JSON Schema of an
 // object, an unknown AnswerMode, or an AnswerMode or MaxRepairs without an
 // OutputSchema.
-func New(agent *robby.Agent, opts *Options) (*Server, error) {
+func New(agent *robby.Agent, opts Options) (*Server, error) {
 	if agent == nil {
 		return nil, errors.New("mcpserver: New: nil agent")
 	}
-	s := &Server{agent: agent, schemas: mcp.NewSchemaCache()}
-	if opts != nil {
-		s.opts = *opts
-	}
+	s := &Server{agent: agent, opts: opts, schemas: mcp.NewSchemaCache()}
 	if err := s.typedAnswer(); err != nil {
 		return nil, err
 	}

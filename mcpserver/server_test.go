@@ -48,7 +48,7 @@ func newAgent(t *testing.T, replies ...robbytest.Reply) (*robby.Agent, *robbytes
 }
 
 // newServer returns a server for agent with opts.
-func newServer(t *testing.T, agent *robby.Agent, opts *mcpserver.Options) *mcpserver.Server {
+func newServer(t *testing.T, agent *robby.Agent, opts mcpserver.Options) *mcpserver.Server {
 	t.Helper()
 	srv, err := mcpserver.New(agent, opts)
 	require.NoError(t, err)
@@ -127,7 +127,7 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 
 func TestAskOffersOneTool(t *testing.T) {
 	agent, _ := newAgent(t)
-	cs := connect(t, newServer(t, agent, &mcpserver.Options{Name: "weatherman", Description: "Ask the weatherman."}), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{Name: "weatherman", Description: "Ask the weatherman."}), nil)
 	assert.Equal(t, "weatherman", cs.InitializeResult().ServerInfo.Name)
 	tools, err := cs.ListTools(t.Context(), nil)
 	require.NoError(t, err)
@@ -150,7 +150,7 @@ func TestAskRunsTheAgentWithProgress(t *testing.T) {
 		}),
 	)
 	var log progressLog
-	cs := connect(t, newServer(t, agent, nil), &log)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{}), &log)
 	res := ask(t, cs, "What is the weather in Lisbon?", "tok-1")
 	assert.False(t, res.IsError)
 	assert.Equal(t, "The tool says: sunny in Lisbon", text(t, res))
@@ -179,7 +179,7 @@ func TestAskWithoutProgressTokenSendsNone(t *testing.T) {
 		robbytest.ToolCalls(robbytest.Call("get_weather", `{"city":"Oslo"}`)), robbytest.Text("Sunny."),
 		robbytest.ToolCalls(robbytest.Call("get_weather", `{"city":"Oslo"}`)), robbytest.Text("Sunny."))
 	var log progressLog
-	cs := connect(t, newServer(t, agent, nil), &log)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{}), &log)
 	assert.Equal(t, "Sunny.", text(t, ask(t, cs, "Weather in Oslo?", nil)))
 	assert.Equal(t, "Sunny.", text(t, ask(t, cs, "Weather in Oslo?", "second")))
 	// Notifications arrive in order: once the second call's are in, any of
@@ -196,7 +196,7 @@ func TestAskWithoutProgressTokenSendsNone(t *testing.T) {
 
 func TestEachCallIsAConversationOfItsOwn(t *testing.T) {
 	agent, upstream := newAgent(t, robbytest.Text("Hi Bob."), robbytest.Text("I don't know."))
-	cs := connect(t, newServer(t, agent, nil), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{}), nil)
 	ask(t, cs, "I am Bob", nil)
 	ask(t, cs, "Who am I?", nil)
 	reqs := upstream.Requests()
@@ -208,7 +208,7 @@ func TestEachCallIsAConversationOfItsOwn(t *testing.T) {
 
 func TestAskErrorsAreToolErrors(t *testing.T) {
 	agent, _ := newAgent(t, robbytest.Error(http.StatusBadRequest, `{"error":{"message":"model not found"}}`))
-	cs := connect(t, newServer(t, agent, nil), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{}), nil)
 
 	res := ask(t, cs, "  ", nil)
 	assert.True(t, res.IsError)
@@ -229,7 +229,7 @@ func TestAskHidesTheUpstreamFromTheHost(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { agent.Close() })
 	var log bytes.Buffer
-	cs := connect(t, newServer(t, agent, &mcpserver.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}), nil)
 	res := ask(t, cs, "hello", nil)
 	assert.True(t, res.IsError)
 	msg := text(t, res)
@@ -256,7 +256,7 @@ func TestAskKeepsThePartialAnswerOfAFailedRun(t *testing.T) {
 			agent, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithModel("m"), robby.WithTools(weather), limit)
 			require.NoError(t, err)
 			t.Cleanup(func() { agent.Close() })
-			cs := connect(t, newServer(t, agent, nil), nil)
+			cs := connect(t, newServer(t, agent, mcpserver.Options{}), nil)
 			res := ask(t, cs, "Weather in Rome?", nil)
 			assert.True(t, res.IsError)
 			want := map[string]string{"turns": robby.ErrMaxTurns.Error(), "budget": "budget reached: 1 used of 1 model calls"}[name]
@@ -268,7 +268,7 @@ func TestAskKeepsThePartialAnswerOfAFailedRun(t *testing.T) {
 
 func TestCancelledCallStopsTheRun(t *testing.T) {
 	agent, _ := newAgent(t, robbytest.Text("a slow answer that never comes in time").WithDelay(time.Second))
-	cs := connect(t, newServer(t, agent, nil), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{}), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -301,7 +301,7 @@ func TestCancelledCallCancelsTheTools(t *testing.T) {
 	for _, transport := range []string{"memory", "http 2025-11-25", "http latest"} {
 		t.Run(transport, func(t *testing.T) {
 			agent, cancelled := blockingAgent(t)
-			srv := newServer(t, agent, nil)
+			srv := newServer(t, agent, mcpserver.Options{})
 			var cs *mcp.ClientSession
 			if transport == "memory" {
 				cs = connect(t, srv, nil)
@@ -338,7 +338,7 @@ func TestConcurrentCalls(t *testing.T) {
 		replies[i] = echo
 	}
 	agent, _ := newAgent(t, replies...)
-	cs := connect(t, newServer(t, agent, nil), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{}), nil)
 	var wg sync.WaitGroup
 	for _, q := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		wg.Go(func() {
@@ -369,7 +369,7 @@ func TestStreamableHTTPWithToken(t *testing.T) {
 	agent, _ := newAgent(t,
 		robbytest.ToolCalls(robbytest.Call("get_weather", `{"city":"Paris"}`)),
 		robbytest.Text("Sunny in Paris."))
-	url := serveHTTP(t, newServer(t, agent, &mcpserver.Options{Token: "s3cret"}))
+	url := serveHTTP(t, newServer(t, agent, mcpserver.Options{Token: "s3cret"}))
 
 	for _, auth := range []string{"", "Bearer wrong", "Basic s3cret"} {
 		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
@@ -400,7 +400,7 @@ func TestStreamableHTTPWithToken(t *testing.T) {
 
 func TestStreamableHTTPRefusesWebPages(t *testing.T) {
 	agent, upstream := newAgent(t)
-	url := serveHTTP(t, newServer(t, agent, nil))
+	url := serveHTTP(t, newServer(t, agent, mcpserver.Options{}))
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"prompt":"rm -rf"}}}`
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	require.NoError(t, err)
@@ -443,7 +443,7 @@ func TestAskWithOutputSchema(t *testing.T) {
 		robbytest.Answer(`{"name": "Lisbon"}`), // repaired: population is missing
 		robbytest.Answer(`{"name": "Lisbon", "population": 545796}`),
 	)
-	cs := connect(t, newServer(t, agent, &mcpserver.Options{OutputSchema: citySchema}), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{OutputSchema: citySchema}), nil)
 	tools, err := cs.ListTools(t.Context(), nil)
 	require.NoError(t, err)
 	require.Len(t, tools.Tools, 1)
@@ -464,7 +464,7 @@ func TestAskWithOutputSchema(t *testing.T) {
 func TestAskWithOutputSchemaReportsAnAnswerThatNeverFits(t *testing.T) {
 	bad := robbytest.Answer(`{"name": "Lisbon"}`)
 	agent, _ := newAgent(t, bad, bad, bad)
-	cs := connect(t, newServer(t, agent, &mcpserver.Options{OutputSchema: citySchema}), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{OutputSchema: citySchema}), nil)
 	res := ask(t, cs, "Describe Lisbon", nil)
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(t, res), `the answer does not fit the schema after 3 answers`)
@@ -493,7 +493,7 @@ func TestNewRefusesOptionsItCannotServe(t *testing.T) {
 		{nil, mcpserver.Options{}, "mcpserver: New: nil agent"},
 	}
 	for _, tt := range tests {
-		srv, err := mcpserver.New(tt.agent, &tt.opts)
+		srv, err := mcpserver.New(tt.agent, tt.opts)
 		assert.Nil(t, srv)
 		assert.ErrorContains(t, err, tt.want)
 	}
@@ -511,7 +511,7 @@ func TestAskAnswerModeAndRepairs(t *testing.T) {
 		"properties": map[string]any{"name": map[string]any{"type": "string"}, "population": map[string]any{"type": "integer"}},
 		"required":   []any{"name", "population"},
 	}
-	cs := connect(t, newServer(t, agent, &mcpserver.Options{OutputSchema: schema, AnswerMode: robby.AnswerTool, MaxRepairs: -1}), nil)
+	cs := connect(t, newServer(t, agent, mcpserver.Options{OutputSchema: schema, AnswerMode: robby.AnswerTool, MaxRepairs: -1}), nil)
 	schema["required"] = []any{"name"}
 	schema["properties"].(map[string]any)["population"] = map[string]any{"type": "string"}
 	res := ask(t, cs, "Describe Lisbon", nil)
@@ -523,7 +523,7 @@ func TestAskAnswerModeAndRepairs(t *testing.T) {
 	assert.Contains(t, reqs[0].Tools, "final_answer")
 
 	upstream.Reply(bad, robbytest.Answer(`{"name": "Lisbon", "population": 545796}`))
-	cs = connect(t, newServer(t, agent, &mcpserver.Options{OutputSchema: citySchema, AnswerMode: robby.AnswerPrompted, MaxRepairs: 1}), nil)
+	cs = connect(t, newServer(t, agent, mcpserver.Options{OutputSchema: citySchema, AnswerMode: robby.AnswerPrompted, MaxRepairs: 1}), nil)
 	res = ask(t, cs, "Describe Lisbon", nil)
 	require.False(t, res.IsError, "%v", text(t, res))
 	assert.Equal(t, map[string]any{"name": "Lisbon", "population": 545796.0}, res.StructuredContent)

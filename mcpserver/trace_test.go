@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/mcpserver"
 	"github.com/robby-go/robby/robbytest"
 )
 
@@ -52,7 +53,7 @@ func TestAskJoinsTheCallersTrace(t *testing.T) {
 	for _, transport := range []string{"in-memory", "streamable HTTP"} {
 		t.Run(transport, func(t *testing.T) {
 			spans := tracetest.NewInMemoryExporter()
-			srv := newServer(t, tracedAgent(t, spans), nil)
+			srv := newServer(t, tracedAgent(t, spans), mcpserver.Options{})
 			var server robby.MCPServer
 			if transport == "in-memory" {
 				ct, st := mcp.NewInMemoryTransports()
@@ -91,7 +92,7 @@ func TestAskJoinsTheCallersTrace(t *testing.T) {
 // run in its trace too.
 func TestAskJoinsTheTraceOfTheHeaders(t *testing.T) {
 	spans := tracetest.NewInMemoryExporter()
-	url := serveHTTP(t, newServer(t, tracedAgent(t, spans), nil))
+	url := serveHTTP(t, newServer(t, tracedAgent(t, spans), mcpserver.Options{}))
 	ctx, span := sdktrace.NewTracerProvider().Tracer("host").Start(t.Context(), "host call")
 	defer span.End()
 	header := http.Header{}

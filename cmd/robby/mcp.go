@@ -88,7 +88,7 @@ func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	opts := &mcpserver.Options{Name: m.name, Description: m.description,
+	opts := mcpserver.Options{Name: m.name, Description: m.description,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
 	if typed.schema != nil {
 		opts.OutputSchema, opts.AnswerMode, opts.MaxRepairs = typed.schema, typed.mode, typed.repairs
