@@ -111,7 +111,9 @@ func parse(data []byte, opts []Option) ([]robby.MCPServer, error) {
 		if opt == nil {
 			return nil, errors.New("nil Option")
 		}
-		opt(&o)
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
 	}
 	entries, err := serverEntries(data)
 	if err != nil {

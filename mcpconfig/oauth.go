@@ -13,8 +13,8 @@ import (
 	"github.com/robby-go/robby/mcpoauth"
 )
 
-// An Option configures [Load] and [Parse].
-type Option func(*options)
+// An Option configures [Load] and [Parse], which report its error.
+type Option func(*options) error
 
 type options struct {
 	oauth    bool // every streamable HTTP server gets a handler
@@ -28,7 +28,10 @@ type options struct {
 // entry's "oauth" or "auth" fields are laid over opts. Without WithOAuth, only
 // the entries with those fields get a handler.
 func WithOAuth(opts ...mcpoauth.Option) Option {
-	return func(o *options) { o.oauth, o.oauthOpt = true, append(o.oauthOpt, opts...) }
+	return func(o *options) error {
+		o.oauth, o.oauthOpt = true, append(o.oauthOpt, opts...)
+		return nil
+	}
 }
 
 // oauthEntry is an entry's "oauth" object (Claude Code's, with robby's

@@ -74,7 +74,9 @@ func New(serverURL string, opts ...Option) (*Handler, error) {
 		if o == nil {
 			return nil, errors.New("mcpoauth: nil Option")
 		}
-		o(&h.cfg)
+		if err := o(&h.cfg); err != nil {
+			h.cfg.errs = append(h.cfg.errs, err.Error())
+		}
 	}
 	if err := h.cfg.check(); err != nil {
 		return nil, err
@@ -106,11 +108,6 @@ func (c *config) check() error {
 	}
 	if c.fetch != nil && (c.callbackPort != 0 || c.openURL != nil) {
 		c.errs = append(c.errs, "WithAuthorizationCodeFetcher replaces the loopback redirect: it excludes WithCallbackPort and WithOpenURL")
-	}
-	if c.clientMetadataURL != "" {
-		if u, err := url.Parse(c.clientMetadataURL); err != nil || u.Scheme != "https" || strings.Trim(u.Path, "/") == "" {
-			c.errs = append(c.errs, "WithClientMetadataURL: the URL must be an https URL with a path")
-		}
 	}
 	if len(c.errs) > 0 {
 		return errors.New("mcpoauth: " + strings.Join(c.errs, "; "))
