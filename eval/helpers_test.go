@@ -6,18 +6,16 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // flaky is a scripted model right in `right` of every `of` calls for each
 // prompt: the first `right` calls of each cycle answer "Oslo", the others
 // "Bergen".
 func flaky(t testing.TB, right, of int) *robbytest.Server {
-	srv := robbytest.NewServer()
-	t.Cleanup(srv.Close)
+	srv := agenttest.NewServer(t)
 	var (
 		mu    sync.Mutex
 		calls = map[string]int{}
@@ -46,13 +44,7 @@ func lastUser(req robbytest.Request) string {
 	return ""
 }
 
-// newAgent builds an agent on srv, closed with the test.
-func newAgent(t testing.TB, srv *robbytest.Server, opts ...robby.Option) *robby.Agent {
-	a, err := robby.New(append([]robby.Option{robby.WithBaseURL(srv.URL), robby.WithModel("scripted")}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { a.Close() })
-	return a
-}
+var newAgent = agenttest.New
 
 // lookup is a tool that knows capitals.
 var lookup = robby.NewTool("lookup", "Look a country's capital up",

@@ -11,6 +11,7 @@ import (
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/eval"
 	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // TestJudge grades answers with a scripted judge: its verdict decides,
@@ -34,7 +35,7 @@ func TestJudge(t *testing.T) {
 		}
 		return robbytest.Answer(`{"pass": false, "score": 0.1, "reason": "Bergen is not the capital"}`).WithUsage(100, 20)
 	}))
-	judgeAgent := newAgent(t, judge, robby.WithPrices(map[string]robby.Price{"scripted": {Input: 1, Output: 2}}))
+	judgeAgent := newAgent(t, judge, robby.WithPrices(map[string]robby.Price{agenttest.Model: {Input: 1, Output: 2}}))
 	d := eval.Dataset{Name: "judged", Evaluators: []eval.Evaluator{eval.Judge(judgeAgent, "Names the capital of Norway, Oslo.")},
 		Cases: []eval.Case{{Name: "norway", Input: "Capital of Norway?", Expected: "Oslo"}}}
 	rep, err := eval.Run(t.Context(), d, newAgent(t, model), eval.WithRepeat(2), eval.WithConcurrency(1))

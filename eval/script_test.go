@@ -8,6 +8,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/eval"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // TestScripted plays the example dataset from its scripts: the runs of a
@@ -16,7 +17,7 @@ import (
 func TestScripted(t *testing.T) {
 	_, err := eval.Load("../examples/eval/cases.jsonl", nil)
 	require.Error(t, err, "the dataset has judge checks")
-	placeholder := newAgentURL(t, "http://127.0.0.1:1")
+	placeholder := newAgent(t, agenttest.NewServer(t)) // never asked
 	d, err := eval.Load("../examples/eval/cases.jsonl", placeholder)
 	require.NoError(t, err)
 	s, err := eval.NewScripted(d)
@@ -25,10 +26,10 @@ func TestScripted(t *testing.T) {
 	require.Len(t, s.Tools(), 1)
 	assert.Equal(t, "lookup", s.Tools()[0].Name())
 
-	judge := newAgentURL(t, s.Judge.URL)
+	judge := newAgent(t, s.Judge)
 	d, err = eval.Load("../examples/eval/cases.jsonl", judge)
 	require.NoError(t, err)
-	agent := newAgentURL(t, s.Model.URL, robby.WithTools(s.Tools()...))
+	agent := newAgent(t, s.Model, robby.WithTools(s.Tools()...))
 	rep, err := eval.Run(t.Context(), d, agent, eval.WithRepeat(5))
 	require.NoError(t, err)
 	passed := map[string]int{}
@@ -45,11 +46,4 @@ func TestScriptedNone(t *testing.T) {
 	s, err := eval.NewScripted(capitals(2))
 	require.NoError(t, err)
 	assert.Nil(t, s)
-}
-
-func newAgentURL(t *testing.T, url string, opts ...robby.Option) *robby.Agent {
-	a, err := robby.New(append([]robby.Option{robby.WithBaseURL(url), robby.WithModel("scripted")}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { a.Close() })
-	return a
 }

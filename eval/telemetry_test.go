@@ -10,6 +10,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/eval"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // TestSpans: each case, run and evaluator is a span under the eval's, and
@@ -36,7 +37,7 @@ func TestSpans(t *testing.T) {
 	assert.Equal(t, map[string]int{
 		"eval capitals": 1, "eval_case case-0": 1, "eval_case case-1": 1,
 		"eval_run case-0": 2, "eval_run case-1": 2, "evaluate contains": 4, "evaluate max_turns": 4,
-		"invoke_agent": 4, "chat scripted": 4,
+		"invoke_agent": 4, "chat " + agenttest.Model: 4,
 	}, count)
 	passed := 0
 	for _, s := range spans {

@@ -21,6 +21,7 @@ import (
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/mcpserver"
 	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 func TestMain(m *testing.M) {
@@ -31,20 +32,14 @@ func TestMain(m *testing.M) {
 // get_weather, and the endpoint.
 func newAgent(t *testing.T, replies ...robbytest.Reply) (*robby.Agent, *robbytest.Server) {
 	t.Helper()
-	upstream := robbytest.NewServer()
-	t.Cleanup(upstream.Close)
-	upstream.Reply(replies...)
+	upstream := agenttest.NewServer(t, replies...)
 	weather := robby.NewTool("get_weather", "The weather in a city",
 		func(_ context.Context, in struct {
 			City string `json:"city"`
 		}) (string, error) {
 			return "sunny in " + in.City, nil
 		})
-	agent, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithAPIKey("k"), robby.WithModel("m"),
-		robby.WithSystem("You are helpful."), robby.WithTools(weather))
-	require.NoError(t, err)
-	t.Cleanup(func() { agent.Close() })
-	return agent, upstream
+	return agenttest.New(t, upstream, robby.WithSystem("You are helpful."), robby.WithTools(weather)), upstream
 }
 
 // newServer returns a server for agent with opts.
@@ -249,13 +244,9 @@ func TestAskKeepsThePartialAnswerOfAFailedRun(t *testing.T) {
 		"budget": robby.WithBudget(robby.Budget{ModelCalls: 1}),
 	} {
 		t.Run(name, func(t *testing.T) {
-			upstream := robbytest.NewServer()
-			t.Cleanup(upstream.Close)
-			upstream.Reply(robbytest.ToolCalls(robbytest.Call("get_weather", `{"city":"Rome"}`)).WithText("Let me look."))
+			upstream := agenttest.NewServer(t, robbytest.ToolCalls(robbytest.Call("get_weather", `{"city":"Rome"}`)).WithText("Let me look."))
 			weather := robby.NewTool("get_weather", "The weather", func(context.Context, struct{}) (string, error) { return "hot", nil })
-			agent, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithModel("m"), robby.WithTools(weather), limit)
-			require.NoError(t, err)
-			t.Cleanup(func() { agent.Close() })
+			agent := agenttest.New(t, upstream, robby.WithTools(weather), limit)
 			cs := connect(t, newServer(t, agent, mcpserver.Options{}), nil)
 			res := ask(t, cs, "Weather in Rome?", nil)
 			assert.True(t, res.IsError)
@@ -281,20 +272,14 @@ func TestCancelledCallStopsTheRun(t *testing.T) {
 // blocks until its context is done and then closes the returned channel.
 func blockingAgent(t *testing.T) (*robby.Agent, <-chan struct{}) {
 	t.Helper()
-	upstream := robbytest.NewServer()
-	t.Cleanup(upstream.Close)
-	upstream.Reply(robbytest.ToolCalls(robbytest.Call("wait", `{}`)))
+	upstream := agenttest.NewServer(t, robbytest.ToolCalls(robbytest.Call("wait", `{}`)))
 	cancelled := make(chan struct{})
 	wait := robby.NewTool("wait", "Wait", func(ctx context.Context, _ struct{}) (string, error) {
 		<-ctx.Done()
 		close(cancelled)
 		return "", ctx.Err()
 	})
-	agent, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithModel("m"), robby.WithTools(wait),
-		robby.WithToolTimeout(0))
-	require.NoError(t, err)
-	t.Cleanup(func() { agent.Close() })
-	return agent, cancelled
+	return agenttest.New(t, upstream, robby.WithTools(wait), robby.WithToolTimeout(0)), cancelled
 }
 
 func TestCancelledCallCancelsTheTools(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/mcpserver"
 	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // tracedAgent returns an agent traced into spans, answering "Sunny.".
@@ -25,14 +26,7 @@ func tracedAgent(t *testing.T, spans *tracetest.InMemoryExporter) *robby.Agent {
 	t.Helper()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	upstream := robbytest.NewServer()
-	t.Cleanup(upstream.Close)
-	upstream.Reply(robbytest.Text("Sunny."))
-	agent, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithAPIKey("k"), robby.WithModel("inner"),
-		robby.WithTracerProvider(tp))
-	require.NoError(t, err)
-	t.Cleanup(func() { agent.Close() })
-	return agent
+	return agenttest.New(t, agenttest.NewServer(t, robbytest.Text("Sunny.")), robby.WithModel("inner"), robby.WithTracerProvider(tp))
 }
 
 // spansOf returns the spans named name, that asked for model if it is not "".
@@ -66,16 +60,11 @@ func TestAskJoinsTheCallersTrace(t *testing.T) {
 				server = robby.MCPStreamableHTTP("served", serveHTTP(t, srv))
 			}
 
-			upstream := robbytest.NewServer()
-			t.Cleanup(upstream.Close)
-			upstream.Reply(robbytest.ToolCalls(robbytest.Call("ask", `{"prompt":"Weather in Paris?"}`)), robbytest.Text("It is sunny."))
+			upstream := agenttest.NewServer(t, robbytest.ToolCalls(robbytest.Call("ask", `{"prompt":"Weather in Paris?"}`)), robbytest.Text("It is sunny."))
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 			t.Cleanup(func() { tp.Shutdown(context.Background()) })
-			caller, err := robby.New(robby.WithBaseURL(upstream.URL), robby.WithAPIKey("k"), robby.WithModel("outer"),
-				robby.WithTracerProvider(tp), robby.WithMCP(server))
-			require.NoError(t, err)
-			defer caller.Close()
-			_, err = caller.Run(t.Context(), "Weather?")
+			caller := agenttest.New(t, upstream, robby.WithModel("outer"), robby.WithTracerProvider(tp), robby.WithMCP(server))
+			_, err := caller.Run(t.Context(), "Weather?")
 			require.NoError(t, err)
 
 			calls := spansOf(spans, "execute_tool ask", "")

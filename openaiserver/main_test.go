@@ -5,12 +5,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/openai/openai-go/v3/option"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/robby-go/robby"
-	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
@@ -18,24 +16,13 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// newTestAgent builds an agent on srv with retries off, so that error tests
-// see the first answer.
-func newTestAgent(t *testing.T, srv *robbytest.Server, opts ...robby.Option) *robby.Agent {
-	t.Helper()
-	base := []robby.Option{robby.WithBaseURL(srv.URL), robby.WithAPIKey(""), robby.WithModel("test-model"),
-		robby.WithRequestOptions(option.WithMaxRetries(0))}
-	a, err := robby.New(append(base, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { a.Close() })
-	return a
-}
+var (
+	newServer    = agenttest.NewServer
+	newTestAgent = agenttest.New
+)
 
-// newServer starts a scripted model endpoint, closed with the test.
-func newServer(t *testing.T) *robbytest.Server {
-	srv := robbytest.NewServer()
-	t.Cleanup(srv.Close)
-	return srv
-}
+// newStore opens a SQLite store, closed with the test, as a robby.Store.
+func newStore(t *testing.T) robby.Store { return agenttest.NewStore(t) }
 
 type addArgs struct {
 	A int `json:"a" jsonschema:"the first number"`

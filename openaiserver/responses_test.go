@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -18,17 +17,7 @@ import (
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/openaiserver"
 	"github.com/robby-go/robby/robbytest"
-	"github.com/robby-go/robby/sqlitestore"
 )
-
-// newStore opens a SQLite store in the test's directory.
-func newStore(t *testing.T) robby.Store {
-	t.Helper()
-	s, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "responses.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // serveResponses starts the endpoint with opts for one agent named
 // "robby" on upstream, and returns its URL.

@@ -5,18 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/httpapi/httpapitest"
-	"github.com/robby-go/robby/robbytest"
-	"github.com/robby-go/robby/sqlitestore"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them.
@@ -25,29 +22,11 @@ func TestMain(m *testing.M) {
 }
 
 var (
-	newServer = httpapitest.NewServer
+	newServer = agenttest.NewServer
+	newAgent  = agenttest.New
+	newStore  = agenttest.NewStore
 	do        = httpapitest.Do
 )
-
-// newAgent builds an agent on srv with retries off, closed with the test.
-func newAgent(t *testing.T, srv *robbytest.Server, opts ...robby.Option) *robby.Agent {
-	t.Helper()
-	base := []robby.Option{robby.WithBaseURL(srv.URL), robby.WithAPIKey(""), robby.WithModel("test-model"),
-		robby.WithRequestOptions(option.WithMaxRetries(0))}
-	a, err := robby.New(append(base, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(func() { a.Close() })
-	return a
-}
-
-// newStore opens a SQLite store in the test's directory.
-func newStore(t *testing.T) *sqlitestore.Store {
-	t.Helper()
-	s, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "chats.db"))
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 type addArgs struct {
 	A int `json:"a"`

@@ -1,6 +1,6 @@
 // Package httpapitest holds what the tests of robby's HTTP endpoints
-// share. It starts a scripted model, sends requests with a token, and
-// reads a stream until a part.
+// share. It sends requests with a token, and reads a stream until a part.
+// The scripted model and the agent on it are package agenttest's.
 package httpapitest
 
 import (
@@ -10,17 +10,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/robby-go/robby/robbytest"
 )
-
-// NewServer starts a scripted model giving replies, closed with the test.
-func NewServer(t *testing.T, replies ...robbytest.Reply) *robbytest.Server {
-	srv := robbytest.NewServer()
-	t.Cleanup(srv.Close)
-	srv.Reply(replies...)
-	return srv
-}
 
 // Do sends a request. It has a bearer token unless token is empty, and a
 // JSON body unless body is. Its body is closed with the test.
