@@ -167,6 +167,29 @@ func (rc *runConfig) isCaller(c ToolCall) bool {
 	return slices.ContainsFunc(rc.caller, func(t openai.FunctionDefinitionParam) bool { return t.Name == c.Name })
 }
 
+// splitCalls returns the calls to answer in this turn, those the caller
+// runs (ext), and whether the run pauses for them.
+func (rc *runConfig) splitCalls(calls []ToolCall, final bool) (run, ext []ToolCall, paused bool) {
+	if len(rc.caller) == 0 && rc.step == nil {
+		return calls, nil, false // the usual run: the agent runs every call
+	}
+	ext = slices.DeleteFunc(slices.Clone(calls), func(c ToolCall) bool { return !rc.isCaller(c) })
+	if rc.step != nil && len(ext) == 0 {
+		ext = calls // the caller runs the agent's own tools too
+	}
+	paused = len(ext) > 0 && !final
+	if paused {
+		// The caller runs these: the run ends with them unanswered. A
+		// paused run drops the calls of the agent's own tools in the
+		// same turn: neither the conversation nor Result.Pending has
+		// them, and the model will ask again once it has the results.
+		// (WithOneTurn's turn pauses on the agent's own calls instead,
+		// when it calls none of the caller's tools.)
+		return ext, ext, true
+	}
+	return calls, ext, false
+}
+
 // callerTools encodes the caller's tools, after checking that none has the
 // name of one of the agent's.
 func (rc *runConfig) callerTools(ts *toolset) ([]json.RawMessage, error) {
