@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -250,7 +249,8 @@ func TestREADMESamples(t *testing.T) {
 		defer cancel()
 	}
 	args := append([]string{"vet"}, buildFlags()...)
-	cmd := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), append(args, pkgs...)...)
+	// go test puts its own go first on PATH.
+	cmd := exec.CommandContext(ctx, "go", append(args, pkgs...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
