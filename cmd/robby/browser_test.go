@@ -138,7 +138,8 @@ func TestBrowserChatPage(t *testing.T) {
 
 	paint := firstPaint(t, ctx, root)
 	t.Logf("first contentful paint of %s, median of 5 loads: %v", root, paint)
-	assert.Less(t, paint, 300*time.Millisecond, "the page paints within 300 ms on loopback")
+	// 600 ms: CI runs other packages beside this one; at load 10 it measured 388 ms, alone 100 to 190.
+	assert.Less(t, paint, 600*time.Millisecond, "the page paints within 600 ms on loopback")
 
 	signIn(t, ctx, root, "alice:"+token)
 	stored, err := chromedp.Run(ctx, chromedp.Evaluate[string](`sessionStorage.getItem('robby.token')`))
