@@ -53,6 +53,10 @@ func (h *Handler) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err != nil && shuttingDown(r.Context()) {
+		reply.shutDown()
+		return
+	}
 	if err != nil && r.Context().Err() == nil {
 		id := w.Header().Get("X-Request-Id")
 		h.opts.Logger.WarnContext(r.Context(), "robby: chat completion failed", slog.String("request_id", id),

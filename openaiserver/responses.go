@@ -123,6 +123,8 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 	case errors.Is(context.Cause(ctx), errCancelled):
 		reply.cancelled()
+	case shuttingDown(ctx):
+		reply.shutDown()
 	case r.Context().Err() != nil:
 		reply.resp.Status = "cancelled" // the client went away, and the run with it
 	default:

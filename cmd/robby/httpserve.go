@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -10,19 +11,51 @@ import (
 	"time"
 )
 
-// shutdownGrace is how long a stopping server lets running streams finish.
-const shutdownGrace = 30 * time.Second
+// defaultDrain is how long a stopping server lets running streams finish.
+const defaultDrain = 30 * time.Second
 
-// serveHTTP serves h on ln until ctx is done, then drains. It stops accepting
-// and lets running requests finish for shutdownGrace. It then cuts those still
-// running, and reports it.
-func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, stderr io.Writer) error {
+// cutGrace is how long the requests cut at the end of the drain have to
+// end their answers and store what they have.
+const cutGrace = 5 * time.Second
+
+// httpFlags are how robby serve serves HTTP: its drain on stopping, and
+// its profiles.
+type httpFlags struct {
+	drain time.Duration
+	pprof string
+}
+
+func (f *httpFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.drain, "drain", defaultDrain, "on SIGTERM or SIGINT, how long the requests in flight have to finish, once the listener is closed; then they are cancelled, each answer kept as it was")
+	fs.StringVar(&f.pprof, "pprof", "", "loopback `HOST:PORT` that serves the runtime's profiles at /debug/pprof/ (net/http/pprof), with block and mutex profiling on (default: off)")
+}
+
+// serveHTTP serves h on ln until ctx is done, then drains. It closes the
+// listener at once, so a proxy sends new requests to another replica, and
+// lets running requests finish for f.drain. It then cancels those still
+// running, with cause [http.ErrServerClosed]: their handlers end their answers
+// and store what they have. It returns once every handler has returned, so
+// the store closes after their last write.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, f httpFlags, stderr io.Writer) error {
+	if f.drain < 0 {
+		return fmt.Errorf("-drain is %v: it must be 0 or more", f.drain)
+	}
+	if f.pprof != "" {
+		stop, err := startPprof(f.pprof, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	base, cut := context.WithCancelCause(context.Background())
+	defer cut(nil)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
 		// No WriteTimeout: an answer streams for as long as the agent works.
+		BaseContext: func(net.Listener) context.Context { return base },
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -31,17 +64,28 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, stderr io.W
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(stderr, "robby: shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-		return fmt.Errorf("requests still running after %v were cut: %w", shutdownGrace, err)
+	fmt.Fprintf(stderr, "robby: shutting down: no new requests; those in flight have %v to finish\n", f.drain)
+	if !shutdown(srv, f.drain) {
+		fmt.Fprintln(stderr, "robby: drain over: cancelling the requests still running")
+		cut(http.ErrServerClosed)
+		if !shutdown(srv, cutGrace) {
+			srv.Close()
+			return fmt.Errorf("requests still running %v after they were cancelled were cut", cutGrace)
+		}
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// shutdown shuts srv down, and reports whether its requests all ended within
+// grace.
+func shutdown(srv *http.Server, grace time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	srv.Shutdown(ctx)
+	return ctx.Err() == nil
 }
 
 // checkAddr refuses an -addr that is not HOST:PORT, before anything else

@@ -122,7 +122,7 @@ func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) as MCP tool %s on http://%s/mcp → %s\n",
 		f.model, len(agent.Tools()), mcpserver.ToolName, ln.Addr(), f.baseURL)
 	warnOpen(stderr, m.addr, len(tokens) > 0)
-	return serveHTTP(ctx, ln, mux, stderr)
+	return serveHTTP(ctx, ln, mux, httpFlags{drain: defaultDrain}, stderr)
 }
 
 // nopWriteCloser is stdout for the stdio transport, which closes its

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,14 +13,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robby-go/robby/internal/pgtest"
 	"github.com/robby-go/robby/robbytest"
 )
 
 // TestServeKeepsResponsesPerUser: with -store and -token-file, a user's
-// responses outlive the process and stay the user's.
+// responses outlive the process and stay the user's, in a SQLite file or a
+// PostgreSQL database.
 func TestServeKeepsResponsesPerUser(t *testing.T) {
-	dir := t.TempDir()
-	store, tokens := filepath.Join(dir, "responses.db"), filepath.Join(dir, "tokens")
+	t.Run("sqlite", func(t *testing.T) {
+		store := filepath.Join(t.TempDir(), "responses.db")
+		testServeKeepsResponses(t, store, store)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		store := pgtest.Start(t).NewDatabase(t)
+		u, err := url.Parse(store)
+		require.NoError(t, err)
+		testServeKeepsResponses(t, store, "PostgreSQL database "+u.Host+u.Path)
+	})
+}
+
+func testServeKeepsResponses(t *testing.T, store, logged string) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(tokens, []byte("# who may call\nalice:alice-secret-1\n\nbob:bob-secret-2\n"), 0o600))
 	srv := upstream(t, robbytest.Text("Noted, Alice."), robbytest.Text("Your number is 7."))
 	args := []string{"-base-url", srv.URL, "-model", "agent", "-store", store, "-token-file", tokens}
@@ -50,7 +65,7 @@ func TestServeKeepsResponsesPerUser(t *testing.T) {
 		first = r.ID
 		_, err = bob.Responses.Get(t.Context(), first, responses.ResponseGetParams{})
 		notFound(t, err)
-		assert.Contains(t, log.String(), "keeping chats and responses in "+store)
+		assert.Contains(t, log.String(), "keeping chats and responses in "+logged+"\n")
 		assert.NotContains(t, log.String(), "secret")
 	})
 	t.Run("after a restart", func(t *testing.T) {

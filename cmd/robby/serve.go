@@ -32,7 +32,8 @@ var serveCommand = commandSpec{
 		"under the name given by -model. It listens on " + defaultAddr + "; on any other address it needs a\n" +
 		"bearer token (-token, -token-file or ROBBY_TOKEN), or -insecure-no-token. Each token is one user's\n" +
 		"(USER:TOKEN; a bare TOKEN is the default user's): with -store, the chats and responses a user\n" +
-		"makes are kept, and only that user reads or continues them.",
+		"makes are kept, and only that user reads or continues them. On SIGTERM it closes its listener and\n" +
+		"lets the requests in flight finish for -drain, then cancels the rest, each answer stored as it was.",
 	env: slices.Concat(tokenEnv, agentEnv), setup: setupServe,
 }
 
@@ -47,17 +48,19 @@ type serveFlags struct {
 	showTools   bool
 	heartbeat   time.Duration
 	durable     durableFlags
+	http        httpFlags
 }
 
 func (s *serveFlags) register(fs *flag.FlagSet) {
 	s.agentFlags.register(fs)
 	fs.StringVar(&s.addr, "addr", defaultAddr, "address to listen on")
 	s.tokens.register(fs)
-	fs.StringVar(&s.store, "store", "", "SQLite `file` that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses), made if missing in a directory that exists (default: none kept)")
+	fs.StringVar(&s.store, "store", "", "SQLite `file` (or postgres:// URL of a PostgreSQL database, which replicas share) that keeps each user's chats (the page, /api/chat, /ag-ui) and responses (POST /v1/responses), made if missing in a directory that exists (default: none kept)")
 	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&s.origins))
 	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
 	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
+	s.http.register(fs)
 	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
 }
 
@@ -117,10 +120,10 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "robby: serving %s (%d tools) on http://%s/v1 → %s\n", f.model, len(agent.Tools()), ln.Addr(), f.baseURL)
 	fmt.Fprintf(stderr, "robby: chat page at http://%s/\n", ln.Addr())
 	if sh.store != nil {
-		fmt.Fprintf(stderr, "robby: keeping chats and responses in %s\n", s.store)
+		fmt.Fprintf(stderr, "robby: keeping chats and responses in %s\n", storeName(s.store))
 	}
 	warnOpen(stderr, s.addr, len(tokens) > 0)
-	return serveHTTP(ctx, ln, handler, stderr)
+	return serveHTTP(ctx, ln, handler, s.http, stderr)
 }
 
 // appendOrigins is the -cors flag's setter: origins repeated or separated

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/pgstore"
 	"github.com/robby-go/robby/sqlitestore"
 )
 
@@ -33,10 +37,24 @@ func defaultStorePath() string {
 	return filepath.Join(dir, "robby", "conversations.db")
 }
 
-// openStore opens the SQLite store at path, making the file if missing.
-// Its directory must exist, unless makeDir says to make it: only the
-// default path's is made, not one a mistyped -store names.
-func openStore(ctx context.Context, path string, makeDir bool) (*sqlitestore.Store, error) {
+// A closingStore is a store the command opened, and closes.
+type closingStore interface {
+	robby.Store
+	Close() error
+}
+
+// openStore opens the store at path. A postgres:// or postgresql:// URL is a
+// PostgreSQL database, which replicas may share. Anything else is a SQLite
+// file, made if missing. Its directory must exist, unless makeDir says to
+// make it: only the default path's is made, not one a mistyped -store names.
+func openStore(ctx context.Context, path string, makeDir bool) (closingStore, error) {
+	if isPostgres(path) {
+		store, err := pgstore.Open(ctx, path)
+		if err != nil {
+			return nil, fmt.Errorf("-store %s: %w", storeName(path), err)
+		}
+		return store, nil
+	}
 	dir := filepath.Dir(path)
 	if makeDir {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -50,4 +68,22 @@ func openStore(ctx context.Context, path string, makeDir bool) (*sqlitestore.Sto
 		return nil, fmt.Errorf("-store %s: %w", path, err)
 	}
 	return store, nil
+}
+
+// storeName names the store at path, for the log: a database's host and
+// name, never its user, password or parameters.
+func storeName(path string) string {
+	if !isPostgres(path) {
+		return path
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return "a PostgreSQL database"
+	}
+	return "PostgreSQL database " + u.Host + u.Path
+}
+
+// isPostgres reports whether path is a PostgreSQL URL.
+func isPostgres(path string) bool {
+	return strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://")
 }

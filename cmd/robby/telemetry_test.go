@@ -42,13 +42,7 @@ func weatherMCP(t *testing.T) string {
 		func(context.Context, *mcp.CallToolRequest, city) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "14:05"}}}, nil, nil
 		})
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(hs.Close)
-	config := filepath.Join(t.TempDir(), "mcp.json")
-	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"weather": map[string]any{"url": hs.URL}}})
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(config, b, 0o600))
-	return config
+	return mcpOverHTTP(t, "weather", s)
 }
 
 // weatherModel is a model that calls both tools at once, then answers.
