@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+)
+
+// The APIs a user talks over.
+const (
+	apiResponses = "responses" // robby's /v1/responses, continued by previous_response_id
+	apiChat      = "chat"      // robby's /v1/chat/completions, the history sent each turn
+	apiFloor     = "floor"     // the model's chat completions through a plain reverse proxy
+)
+
+// A turn is what one user sent and got in one request (two for the floor's
+// tool turn, which the client runs itself).
+type turn struct {
+	user     int
+	key      string
+	prompt   string
+	answer   string // the streamed text
+	response string // the response's ID (Responses API)
+	took     time.Duration
+	model    time.Duration // the model's share of took
+	err      error
+}
+
+// A driver runs the users of one API against one base URL.
+type driver struct {
+	api    string
+	base   string
+	turns  int
+	words  int
+	model  *model
+	client *http.Client
+	prefix string // of this run's users' names
+}
+
+// run runs user u's conversation, turn after turn, and returns its turns.
+// It stops at the first failed turn.
+func (d *driver) run(ctx context.Context, u int) []turn {
+	client := openai.NewClient(option.WithBaseURL(d.base), option.WithAPIKey(userToken(d.prefix, u)),
+		option.WithHTTPClient(d.client), option.WithMaxRetries(0))
+	var history []openai.ChatCompletionMessageParamUnion
+	var previous string
+	var out []turn
+	for t := range d.turns {
+		key := fmt.Sprintf("[u%d t%d]", u, t+1)
+		tr := turn{user: u, key: key, prompt: key + " question " + fmt.Sprint(t+1)}
+		lookup := ""
+		if t == 0 {
+			tr.prompt += " " + toolMark
+			lookup = lookupResult(key)
+		}
+		start := time.Now()
+		switch d.api {
+		case apiResponses:
+			tr.answer, tr.response, tr.err = d.respond(ctx, client, tr.prompt, previous)
+			previous = tr.response
+		default:
+			history = append(history, openai.UserMessage(tr.prompt))
+			tr.answer, tr.err = d.chat(ctx, client, &history, key)
+		}
+		tr.took, tr.model = time.Since(start), d.model.took(key)
+		if want := answer(key, lookup, d.words); tr.err == nil && tr.answer != want {
+			tr.err = fmt.Errorf("%s: answer %q, want %q", key, tr.answer, want)
+		}
+		out = append(out, tr)
+		if tr.err != nil {
+			break
+		}
+	}
+	return out
+}
+
+// respond streams one response and returns its text and ID.
+func (d *driver) respond(ctx context.Context, client openai.Client, prompt, previous string) (string, string, error) {
+	params := responses.ResponseNewParams{Model: "load", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(prompt)}}
+	if previous != "" {
+		params.PreviousResponseID = openai.String(previous)
+	}
+	stream := client.Responses.NewStreaming(ctx, params)
+	defer stream.Close()
+	var text strings.Builder
+	var id string
+	for stream.Next() {
+		switch ev := stream.Current(); ev.Type {
+		case "response.output_text.delta":
+			text.WriteString(ev.Delta)
+		case "response.completed":
+			id = ev.Response.ID
+		case "error", "response.failed":
+			return "", "", fmt.Errorf("stream event %s: %s", ev.Type, ev.RawJSON())
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return "", "", err
+	}
+	if id == "" {
+		return "", "", errors.New("the stream ended without response.completed")
+	}
+	return text.String(), id, nil
+}
+
+// chat streams chat completions on history until one answers with text, and
+// adds the answer to history. Through robby that is one request. The floor
+// gets the lookup call, and runs it here before it asks again.
+func (d *driver) chat(ctx context.Context, client openai.Client, history *[]openai.ChatCompletionMessageParamUnion, key string) (string, error) {
+	for range 2 {
+		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "load", Messages: *history})
+		var acc openai.ChatCompletionAccumulator
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		err := stream.Err()
+		stream.Close()
+		if err != nil {
+			return "", err
+		}
+		if len(acc.Choices) != 1 {
+			return "", fmt.Errorf("%d choices", len(acc.Choices))
+		}
+		msg := acc.Choices[0].Message
+		*history = append(*history, msg.ToParam())
+		if len(msg.ToolCalls) == 0 {
+			return msg.Content, nil
+		}
+		if d.api != apiFloor {
+			return "", fmt.Errorf("robby sent the tool call %s", msg.ToolCalls[0].Function.Name)
+		}
+		for _, c := range msg.ToolCalls {
+			*history = append(*history, openai.ToolMessage(lookupResult(key), c.ID))
+		}
+	}
+	return "", errors.New("the model called the tool twice")
+}
+
+// drive runs users concurrently, each started ramp/users after the one
+// before, and returns every turn and the time they took.
+func (d *driver) drive(ctx context.Context, users int, ramp time.Duration) ([]turn, time.Duration) {
+	var mu sync.Mutex
+	var all []turn
+	var wg sync.WaitGroup
+	start := time.Now()
+	for u := range users {
+		if ramp > 0 {
+			time.Sleep(time.Until(start.Add(ramp * time.Duration(u) / time.Duration(users))))
+		}
+		wg.Go(func() {
+			turns := d.run(ctx, u)
+			mu.Lock()
+			all = append(all, turns...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return all, time.Since(start)
+}
+
+// userName and userToken name user u of a run of robby's token file. The
+// prefix tells runs apart in a database that several share.
+func userName(prefix string, u int) string  { return fmt.Sprintf("%s-u%d", prefix, u) }
+func userToken(prefix string, u int) string { return fmt.Sprintf("%s-token-%d", prefix, u) }
