@@ -30,6 +30,13 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestCounts(t *testing.T) {
+	srv := pgtest.Start(t)
+	storetest.RunCounts(t, func(t *testing.T) storetest.Counter {
+		return open(t, srv.NewDatabase(t))
+	})
+}
+
 // TestOpenTogether has replicas start at once on a new database: one
 // creates the schema, the others find it.
 func TestOpenTogether(t *testing.T) {

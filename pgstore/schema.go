@@ -18,7 +18,7 @@ import (
 // Only the messages' segment is a foreign key. The others would cost an index
 // each, for checks that refs already make. Version 3 adds the conversations'
 // metadata. Version 4 adds the usage of each message's model calls, and the
-// conversations' totals.
+// conversations' totals. Version 5 adds the users' counters ([Store.AddCount]).
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  text NOT NULL,
@@ -62,7 +62,14 @@ ALTER TABLE robby_store_messages
 	ADD PRIMARY KEY (segment, seq),
 	ADD FOREIGN KEY (segment) REFERENCES robby_store_segments ON DELETE CASCADE;`, `
 ALTER TABLE robby_store_conversations ADD COLUMN metadata text NOT NULL DEFAULT '{}'; -- a JSON object of strings`,
-	usageColumns("robby_store_conversations") + usageColumns("robby_store_messages")}
+	usageColumns("robby_store_conversations") + usageColumns("robby_store_messages"), `
+CREATE TABLE robby_store_counts (
+	user_id      text NOT NULL,
+	name         text NOT NULL,
+	window_start timestamptz NOT NULL,
+	value        bigint NOT NULL,
+	PRIMARY KEY (user_id, name, window_start)
+);`}
 
 // usageColumns returns the statement adding convstore.UsageColumns to a
 // table.

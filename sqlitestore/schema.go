@@ -15,7 +15,8 @@ import (
 // segment: its conversation, until deleted, and the segments that continue it.
 // A segment no longer kept goes, with its messages, and releases its parent.
 // Version 3 adds the conversations' metadata. Version 4 adds the usage of each
-// message's model calls, and the conversations' totals.
+// message's model calls, and the conversations' totals. Version 5 adds the
+// users' counters ([Store.AddCount]).
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  TEXT NOT NULL,
@@ -61,7 +62,14 @@ INSERT INTO robby_store_segment_messages (segment, seq, chat, error, created)
 DROP TABLE robby_store_messages;
 ALTER TABLE robby_store_segment_messages RENAME TO robby_store_messages;`, `
 ALTER TABLE robby_store_conversations ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'; -- a JSON object of strings`,
-	usageColumns("robby_store_conversations") + usageColumns("robby_store_messages")}
+	usageColumns("robby_store_conversations") + usageColumns("robby_store_messages"), `
+CREATE TABLE robby_store_counts (
+	user_id      TEXT NOT NULL,
+	name         TEXT NOT NULL,
+	window_start INTEGER NOT NULL, -- Unix microseconds
+	value        INTEGER NOT NULL,
+	PRIMARY KEY (user_id, name, window_start)
+);`}
 
 // usageColumns returns the statements adding convstore.UsageColumns to a
 // table.

@@ -225,3 +225,9 @@ func TestConflictSaysRobbyOnce(t *testing.T) {
 	assert.True(t, strings.HasPrefix(err.Error(), `saving to conversation "c": `), err.Error())
 	assert.True(t, strings.HasSuffix(err.Error(), robby.ErrConflict.Error()), err.Error())
 }
+
+func TestCounts(t *testing.T) {
+	storetest.RunCounts(t, func(t *testing.T) storetest.Counter {
+		return open(t, filepath.Join(t.TempDir(), "robby.db"))
+	})
+}

@@ -47,6 +47,7 @@ type serveFlags struct {
 	maxMessages int
 	showTools   bool
 	heartbeat   time.Duration
+	limits      limitFlags
 	durable     durableFlags
 	http        httpFlags
 }
@@ -60,6 +61,7 @@ func (s *serveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
 	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
+	s.limits.register(fs)
 	s.http.register(fs)
 	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
 }
@@ -83,13 +85,17 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	if err := checkServeLimits(s.heartbeat, s.maxMessages); err != nil {
 		return err
 	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	lim, err := s.limits.limiter(f, tokens, log)
+	if err != nil {
+		return err
+	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
 		return err
 	}
 	defer f.close()
 	defer agent.Close()
-	log := slog.New(slog.NewTextHandler(stderr, nil))
 	sh := served{tokens: tokens, origins: s.origins, maxMessages: s.maxMessages, log: log}
 	if s.store != "" {
 		store, err := openStore(ctx, s.store, false)
@@ -111,7 +117,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	}
 	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
-	handler := serveMux(agent, endpoint, sh)
+	handler := lim.wrap(serveMux(agent, endpoint, sh), sh.store)
 
 	ln, err := listen(s.addr)
 	if err != nil {
