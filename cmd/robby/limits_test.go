@@ -19,6 +19,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/internal/httpapi"
+	"github.com/robby-go/robby/internal/pgtest"
 	"github.com/robby-go/robby/robbytest"
 	"github.com/robby-go/robby/sqlitestore"
 )
@@ -264,4 +265,22 @@ func BenchmarkLimiter(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestServeLimitsAcrossReplicasOnPostgres: two robby serve processes on one
+// PostgreSQL database (a real server, started by the test) count a user's
+// minute together: the second refuses once the first used it up.
+func TestServeLimitsAcrossReplicasOnPostgres(t *testing.T) {
+	dsn := pgtest.Start(t).NewDatabase(t)
+	srv := upstream(t, robbytest.Text("one"), robbytest.Text("two"))
+	args := []string{"-base-url", srv.URL, "-model", "agent", "-token", "ann:a-tok", "-token", "bob:b-tok", "-store", dsn, "-limit-rpm", "2"}
+	waitForFreshMinute()
+	_, first, _ := serveProcess(t, args...)
+	_, second, _ := serveProcess(t, args...)
+	assert.Equal(t, "one", streamFrom(t, first, "a-tok", "hi"))
+	assert.Equal(t, "two", streamFrom(t, first, "a-tok", "hi"))
+	refusedBy(t, second, "a-tok")
+	refusedBy(t, first, "a-tok")
+	srv.Reply(robbytest.Text("three"))
+	assert.Equal(t, "three", streamFrom(t, second, "b-tok", "hi"), "another user's minute")
 }
