@@ -35,7 +35,9 @@ import (
 func drainAnswer(kind string, i int) string {
 	n := 10
 	if strings.HasSuffix(kind, "long") {
-		n = 400 // 12 s: longer than the drain
+		// 120 s: longer than the drain, and than the 200 streams take to
+		// start on a loaded machine under -race.
+		n = 4000
 	}
 	words := make([]string, n)
 	for w := range words {
@@ -122,6 +124,11 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	model := drainModel(t)
 	args := []string{"-base-url", model.URL, "-model", "m", "-store", store, "-mcp", lookupMCP(t), "-token", token}
 	serve, base, serveLog := serveProcess(t, append(args, "-drain", drain.String())...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("robby serve's log:\n%s", serveLog)
+		}
+	})
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
