@@ -23,7 +23,7 @@ func TestLoadChainOf10000(t *testing.T) {
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "chain.db"))
 	require.NoError(t, err)
 	defer s.Close()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var seg int64
 		for i := range k {
 			parent := seg

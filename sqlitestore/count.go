@@ -28,7 +28,7 @@ func (s *Store) AddCount(ctx context.Context, user, name string, window time.Tim
 		}
 		return total, countErr(name, err)
 	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM robby_store_counts
 			WHERE user_id = ? AND name = ? AND window_start < ?`, user, name, start); err != nil {
 			return err

@@ -85,7 +85,7 @@ ALTER TABLE ` + table + ` ADD COLUMN cost REAL NOT NULL DEFAULT 0;`
 
 // migrate creates the tables or brings them to the current version.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return convstore.Migrate(ctx, migrations,
 			func(ctx context.Context, stmt string) error {
 				_, err := tx.ExecContext(ctx, stmt)

@@ -2,7 +2,9 @@
 // Go driver modernc.org/sqlite (no cgo).
 //
 // The file is in WAL mode: readers never wait for the writer. Writes of one
-// process go through one connection, in turn. Writes of several processes
+// process go through one connection: those waiting together share one
+// transaction and its sync to disk, each in a savepoint of its own, so one
+// that fails rolls back alone (group commit). Writes of several processes
 // sharing the file wait for each other: a busy timeout, then retries until the
 // context ends. So "database is locked" never reaches the caller. Every commit
 // is synced to disk (synchronous=FULL). A message that Append stored survives a
@@ -20,8 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/robby-go/robby"
@@ -34,8 +37,14 @@ import (
 // A Store is a [robby.Store] in a SQLite file. It is safe for concurrent
 // use, and several processes may open the same file.
 type Store struct {
-	write *sql.DB // one connection: this process's writes, in turn
+	write *sql.DB // one connection: the writer's (writer.go)
 	read  *sql.DB
+
+	writes    chan *write   // to the writer
+	closing   chan struct{} // closed by Close
+	stopped   chan struct{} // closed by the writer as it ends
+	closeOnce sync.Once
+	queued    atomic.Int32 // callers waiting to hand the writer a write
 }
 
 var _ robby.Store = (*Store)(nil)
@@ -58,21 +67,22 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
-	write, err := sql.Open("sqlite", writeURI)
+	wdb, err := sql.Open("sqlite", writeURI)
 	if err != nil {
 		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
-	write.SetMaxOpenConns(1)
-	write.SetConnMaxIdleTime(0)
+	wdb.SetMaxOpenConns(1)
+	wdb.SetConnMaxIdleTime(0)
 	q.Del("_txlock")
 	q.Add("_pragma", "query_only(1)")
 	readURI, _ := sqlitefile.URI(path, q) // the same path: no error
 	read, err := sql.Open("sqlite", readURI)
 	if err != nil {
-		write.Close()
+		wdb.Close()
 		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
-	s := &Store{write: write, read: read}
+	s := &Store{write: wdb, read: read, writes: make(chan *write), closing: make(chan struct{}), stopped: make(chan struct{})}
+	go s.writeLoop()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("opening %q: %w", path, err)
@@ -80,38 +90,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the database.
+// Close closes the database. Writes asked of it after, or still waiting for
+// the writer, fail; the transaction being committed ends first.
 func (s *Store) Close() error {
-	return errors.Join(s.write.Close(), s.read.Close())
-}
-
-// inTx runs f in a write transaction, again while another process holds
-// the database, until the context ends.
-func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
-	for attempt := 0; ; attempt++ {
-		err := s.tryTx(ctx, f)
-		if !isBusy(err) {
-			return err
-		}
-		backoff := min(time.Millisecond<<min(attempt, 7), 100*time.Millisecond)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the database: %w", context.Cause(ctx))
-		case <-time.After(backoff/2 + rand.N(backoff)):
-		}
-	}
-}
-
-func (s *Store) tryTx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		<-s.stopped
+		err = errors.Join(s.write.Close(), s.read.Close())
+	})
+	return err
 }
 
 // isBusy reports an error that goes away by waiting: another process
@@ -155,7 +143,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		seg, err := newSegment(ctx, tx, c.User, 0, 0)
 		if err != nil {
 			return err
@@ -267,7 +255,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		return err
 	}
 	now := convstore.Now()
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		seg, err := touch(ctx, tx, user, id, after, msgs, now)
 		if err != nil {
 			return err
@@ -350,7 +338,7 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 
 // SetTitle implements [robby.Store].
 func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET title = ?, updated = ?
 			WHERE user_id = ? AND id = ?`, title, convstore.Now().UnixMicro(), user, id)
 		return checkFound(r, err, id)
@@ -359,7 +347,7 @@ func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
 
 // SetMetadata implements [robby.Store].
 func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET metadata = ?, updated = ?
 			WHERE user_id = ? AND id = ?`, convstore.EncodeMetadata(md), convstore.Now().UnixMicro(), user, id)
 		return checkFound(r, err, id)
@@ -382,7 +370,7 @@ func checkFound(r sql.Result, err error, id string) error {
 // with the conversation: it stores none of them again.
 func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
 	var fork robby.Conversation
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		src, seg, err := getConversation(ctx, tx, user, id)
 		if err != nil {
 			return err
@@ -423,7 +411,7 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 // Delete implements [robby.Store]. Messages that forks share stay until
 // the last of those goes.
 func (s *Store) Delete(ctx context.Context, user, id string) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var seg int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM robby_store_conversations WHERE user_id = ? AND id = ?
 			RETURNING segment`, user, id).Scan(&seg)
