@@ -119,7 +119,7 @@ type drainedStream struct {
 // cancelled ones "cancelled" with no half-written message.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	bench := requireNodeSDK(t)
-	const streams, drain, token = 200, 5 * time.Second, "drain-token"
+	const streams, drain, token = 200, 20 * time.Second, "drain-token"
 	store := filepath.Join(t.TempDir(), "drain.db")
 	model := drainModel(t)
 	args := []string{"-base-url", model.URL, "-model", "m", "-store", store, "-mcp", lookupMCP(t), "-token", token}
