@@ -67,7 +67,8 @@ func TestLoad(t *testing.T) {
 }
 
 // TestFigures runs the load for the figures of docs/BENCHMARKS.md, at each
-// user count of -figures, with SQLite and PostgreSQL, and the floor. Run it
+// user count of -figures, with SQLite (without and with the limits per user
+// counting), PostgreSQL, and the floor. Run it
 // on a quiet machine:
 //
 //	cd bench && GOWORK=off go test -run '^TestFigures$' -v -timeout 3h ./load -args -figures 10,100,500,1000
@@ -85,9 +86,9 @@ func TestFigures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, store := range []string{"sqlite", pg.NewDatabase(t)} {
+		for i, store := range []string{"sqlite", "sqlite", pg.NewDatabase(t)} {
 			cfg := config{Users: users, Turns: 3, Chunks: 20, Latency: 200 * time.Millisecond, APIs: []string{apiResponses, apiChat},
-				Store: store, Dir: t.TempDir(), Floor: store == "sqlite", Robby: bin, Log: os.Stderr}
+				Store: store, Dir: t.TempDir(), Floor: i == 0, Limits: i == 1, Robby: bin, Log: os.Stderr}
 			results, err := run(t.Context(), cfg)
 			printResults(os.Stdout, cfg, results)
 			if err != nil {

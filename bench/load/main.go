@@ -46,6 +46,7 @@ func main() {
 	flag.BoolVar(&cfg.Floor, "floor", true, "also run the floor: the model through httputil.ReverseProxy")
 	flag.StringVar(&cfg.Robby, "robby", "", "robby binary (default: built from this repository)")
 	flag.BoolVar(&cfg.Race, "race", false, "build robby with the race detector")
+	flag.BoolVar(&cfg.Limits, "limits", false, "have robby count each user's requests and tokens (limits per user it never reaches), to measure the counting")
 	flag.DurationVar(&cfg.Ramp, "ramp", 0, "time over which users start, evenly (default: all at once)")
 	flag.StringVar(&cfg.Profile, "profile", "", "directory to save robby's CPU, block and mutex profiles of the run in, one folder an API")
 	flag.IntVar(&cfg.ProfileSeconds, "profile-seconds", 10, "seconds of the profiles, from the run's start")

@@ -25,6 +25,7 @@ type config struct {
 	Floor                bool
 	Robby                string
 	Race                 bool
+	Limits               bool // robby counts each user's requests and tokens, with limits it never reaches
 	Profile              string
 	ProfileSeconds       int
 	Log                  io.Writer
@@ -156,7 +157,11 @@ func (e *environment) robby(ctx context.Context, api string) (*result, error) {
 	if turns := d.run(ctx, e.cfg.Users); turns[len(turns)-1].err != nil {
 		return nil, fmt.Errorf("the first conversation: %w", turns[len(turns)-1].err)
 	}
-	r := &result{Name: fmt.Sprintf("robby %s, store %s", api, storeLabel(store)), Users: e.cfg.Users, robby: true, Stored: -1}
+	name := fmt.Sprintf("robby %s, store %s", api, storeLabel(store))
+	if e.cfg.Limits {
+		name += ", limits"
+	}
+	r := &result{Name: name, Users: e.cfg.Users, robby: true, Stored: -1}
 	e.settle(client)
 	if r.GoStart, err = p.goroutines(ctx); err != nil {
 		return nil, err
@@ -217,6 +222,9 @@ func (e *environment) robbyArgs(api, prefix string) ([]string, string, error) {
 	}
 	if store != "" {
 		args = append(args, "-store", store)
+	}
+	if e.cfg.Limits {
+		args = append(args, "-limit-rpm", "1000000", "-limit-tokens-day", "1000000000000")
 	}
 	return args, store, nil
 }
