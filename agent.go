@@ -89,6 +89,9 @@ func New(opts ...Option) (*Agent, error) {
 	} else {
 		c.client = defaultClient()
 	}
+	if c.guards = cfg.guards; c.guards != nil {
+		c.guards.core = c
+	}
 	if cfg.system != "" {
 		c.initial.add(openai.SystemMessage(cfg.system), nil)
 	}

@@ -31,6 +31,7 @@ type core struct {
 	secrets     secrets    // kept out of errors
 	tel         *telemetry // nil if neither traced nor metered
 	modelMW     []ModelMiddleware
+	guards      *guardSet // nil for none
 	fallbacks   []endpoint
 	prices      map[string]Price // nil if not given
 	unpriced    sync.Map         // models called without a price, logged once

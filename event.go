@@ -32,10 +32,13 @@ const (
 	// EventAgent for an agent that agent runs, and so on. See
 	// [Event.Innermost].
 	EventAgent
+	// EventGuard: Guard is a guard's verdict ([WithGuards]), without the
+	// text it judged.
+	EventGuard
 )
 
 var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done",
-	"compaction", "partial", "tool-call-delta", "agent"}
+	"compaction", "partial", "tool-call-delta", "agent", "guard"}
 
 // String returns the kind's name, such as "tool-call".
 func (k EventKind) String() string {
@@ -49,15 +52,16 @@ func (k EventKind) String() string {
 // are set. The pointers are nil for the kinds that do not carry them.
 type Event struct {
 	Kind       EventKind
-	Turn       int         // the turn the event belongs to, from 1
-	Delta      string      // EventText, EventReasoning, EventToolCallDelta
-	ToolCall   *ToolCall   // EventToolCall, EventToolResult, EventToolCallDelta, EventAgent
-	ToolResult *ToolResult // EventToolResult
-	Notice     *Notice     // EventProgress, EventLog
-	Usage      *Usage      // EventTurnEnd
-	Result     *Result     // EventDone
-	Compaction *Compaction // EventCompaction
-	Nested     *Event      // EventAgent
+	Turn       int           // the turn the event belongs to, from 1
+	Delta      string        // EventText, EventReasoning, EventToolCallDelta
+	ToolCall   *ToolCall     // EventToolCall, EventToolResult, EventToolCallDelta, EventAgent
+	ToolResult *ToolResult   // EventToolResult
+	Notice     *Notice       // EventProgress, EventLog
+	Usage      *Usage        // EventTurnEnd
+	Result     *Result       // EventDone
+	Compaction *Compaction   // EventCompaction
+	Nested     *Event        // EventAgent
+	Guard      *GuardVerdict // EventGuard
 }
 
 // Innermost returns the event e carries: e itself unless it is of kind

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -63,32 +64,46 @@ func BenchmarkStreamLatency(b *testing.B) {
 		}
 	}
 
-	b.Run("robby", func(b *testing.B) {
-		a, err := robby.New(robby.WithBaseURL(srv.URL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer a.Close()
-		var lat []time.Duration
-		for b.Loop() {
-			reset()
-			i := 0
-			for ev, err := range a.Stream(b.Context(), "count") {
-				if err != nil {
-					b.Fatal(err)
-				}
-				if ev.Kind == robby.EventText {
-					received(&lat, i)
-					i++
-				}
+	// The guarded runs redact: from the pattern's literal prefix, which no
+	// word has (no text held back), and with a window of 23 bytes held
+	// back from every digit (about eight words here). See docs/GUARDS.md.
+	for _, side := range []struct {
+		name  string
+		guard []robby.Guard
+	}{
+		{"robby", nil},
+		{"robby-guard-prefix", []robby.Guard{{On: robby.GuardOutput, Pattern: regexp.MustCompile(`sk-[A-Za-z0-9]{20,}`), Action: robby.Redact}}},
+		{"robby-guard-window", []robby.Guard{{On: robby.GuardOutput, Pattern: regexp.MustCompile(`\d{4}-\d{4}-\d{4}-\d{4}`), Action: robby.Redact}}},
+	} {
+		b.Run(side.name, func(b *testing.B) {
+			a, err := robby.New(robby.WithBaseURL(srv.URL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"), robby.WithGuards(side.guard...))
+			if err != nil {
+				b.Fatal(err)
 			}
-			if i != words {
-				b.Fatalf("%d words", i)
+			defer a.Close()
+			var lat []time.Duration
+			for b.Loop() {
+				reset()
+				i := 0
+				for ev, err := range a.Stream(b.Context(), "count") {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if ev.Kind == robby.EventText {
+						for range strings.Count(ev.Delta, " ") { // a held-back delta releases several words
+							received(&lat, i)
+							i++
+						}
+					}
+				}
+				if i != words {
+					b.Fatalf("%d words", i)
+				}
+				a.Reset()
 			}
-			a.Reset()
-		}
-		b.ReportMetric(float64(median(lat).Microseconds()), "µs-to-caller")
-	})
+			b.ReportMetric(float64(median(lat).Microseconds()), "µs-to-caller")
+		})
+	}
 	b.Run("openai-go", func(b *testing.B) {
 		client := openai.NewClient(option.WithBaseURL(srv.URL+"/v1"), option.WithAPIKey(""))
 		var lat []time.Duration

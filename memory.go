@@ -3,6 +3,7 @@ package robby
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/robby-go/robby/internal/chatwire"
 	sjson "github.com/segmentio/encoding/json"
@@ -173,4 +174,45 @@ func systemJSON(text string) json.RawMessage {
 	b = append(b, `{"role":"system","content":`...)
 	b = sjson.AppendEscape(b, text, 0)
 	return append(b, '}')
+}
+
+// userText is the text of a user message: its content, or its text parts
+// joined.
+func userText(m *openai.ChatCompletionUserMessageParam) string {
+	if m.Content.OfString.Valid() {
+		return m.Content.OfString.Value
+	}
+	var b strings.Builder
+	for _, p := range m.Content.OfArrayOfContentParts {
+		if p.OfText != nil {
+			b.WriteString(p.OfText.Text)
+		}
+	}
+	return b.String()
+}
+
+// redactInput replaces the i-th input message, at from in the
+// conversation or in prompt, by a user message of text. Its other parts
+// (images, files) are kept.
+func (a *Agent) redactInput(prompt *messages, from, i int, text string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ms, at := &a.conv, from+i
+	if prompt.list != nil {
+		ms, at = prompt, i
+	}
+	old := ms.list[at].OfUser
+	m := openai.UserMessage(text)
+	if parts := old.Content.OfArrayOfContentParts; parts != nil {
+		kept := []openai.ChatCompletionContentPartUnionParam{openai.TextContentPart(text)}
+		for _, p := range parts {
+			if p.OfText == nil {
+				kept = append(kept, p)
+			}
+		}
+		m = openai.UserMessage(kept)
+	}
+	ms.list[at] = m
+	ms.raw = ms.raw[:min(len(ms.raw), at)] // encoded again when sent
+	ms.tok = ms.tok[:min(len(ms.tok), at)]
 }

@@ -53,6 +53,7 @@ type config struct {
 	mcp       []MCPServer
 	mcpTools  []string
 	portable  bool
+	guards    *guardSet // WithGuards: guard.go
 
 	window     int // the model's context window, 0 if not given
 	compaction CompactionPolicy

@@ -117,9 +117,12 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 	if err != nil {
 		return res, err
 	}
-	if err := rc.journal.load(ctx, a, prompt, rc); err != nil {
+	load := func(ctx context.Context) error { return rc.journal.load(ctx, a, prompt, rc) }
+	ctx, stop, err := a.guardInput(ctx, &t, &prompt, load)
+	if err != nil {
 		return res, err
 	}
+	defer stop()
 	defer func() { rc.journal.fail(ctx, err) }()
 	if t.pending, err = a.opening(ctx, prompt, rc); err != nil {
 		return res, err
@@ -133,6 +136,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			return res, err
 		}
 		r, err := a.sendFitting(ctx, &t, req, t.deltas())
+		err = a.guardReply(ctx, &t, r, err)
 		if err := a.keepReply(ctx, res, t.n-rc.turnsDone(), r, err); err != nil {
 			return res, err
 		}

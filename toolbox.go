@@ -40,7 +40,7 @@ func (b *toolbox) init(cfg *config) error {
 			t.params, t.paramsJSON = p, nil
 		}
 	}
-	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, middleware: toolMiddleware(cfg), maxOutput: cfg.maxOutput, log: cfg.logger, tel: cfg.telemetry}
+	b.policy = &callPolicy{limit: cfg.maxCalls, timeout: cfg.timeout, middleware: toolMiddleware(cfg), maxOutput: cfg.maxOutput, log: cfg.logger, tel: cfg.telemetry, guards: cfg.guards}
 	if err := b.rebuild(); err != nil {
 		return err
 	}
@@ -110,6 +110,7 @@ type callPolicy struct {
 	maxOutput  int              // bytes of a tool's output the model reads
 	log        *slog.Logger
 	tel        *telemetry
+	guards     *guardSet // nil for none
 }
 
 func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {

@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +100,9 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 	left := 0
 	for i := range run {
 		t, inv, err := ts.prepare(calls[i])
+		if ts.guards != nil {
+			err = cmp.Or(blockedCall(ctx, calls[i].ID), err) // not run, whatever its arguments
+		}
 		switch {
 		case err != nil:
 			record(outcome{i: i, err: err})
@@ -180,6 +184,9 @@ func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (o
 		out, err = ts.throughMiddleware(ctx, call, run)
 	} else {
 		out, err = run(ctx)
+	}
+	if err == nil && ts.guards != nil {
+		out, err = ts.guards.guardResult(ctx, call, out)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", call.Name, err)

@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/chatwire"
+	"github.com/robby-go/robby/internal/guardrail"
 )
 
 // One model turn of a run: its request, the reply, the tools the reply
@@ -25,6 +27,7 @@ type turn struct {
 	tools   *toolset         // the agent's tools, as the turn found them; nil offers none
 	emit    func(Event) bool // the run's listener; nil when nobody listens
 	journal *journal         // the run's stored conversation; nil if none
+	guard   *turnGuard       // what the agent's guards keep: guard.go; nil for none
 	// pending are the turn's messages. Its request sends them; the
 	// conversation gets them when the turn is committed.
 	pending messages
@@ -61,6 +64,7 @@ func (a *Agent) startTurn(ctx context.Context, t *turn) error {
 	}
 	t.final = a.core.finalTurn && t.n == a.core.maxTurns
 	t.tools = a.core.tools.get(ctx)
+	a.guardTurn(ctx, t)
 	return nil
 }
 
@@ -157,15 +161,26 @@ func (t *turn) deltas() deltaFunc {
 	if t.emit == nil {
 		return nil
 	}
-	turn, emit := t.n, t.emit
+	turn, emit, tg := t.n, t.emit, t.guard
 	return func(d *delta) error {
-		if d.reasoning != "" && !emit(Event{Kind: EventReasoning, Turn: turn, Delta: d.reasoning}) {
+		text := d.text
+		if tg != nil && text != "" {
+			var err error
+			if text, err = tg.text(text, emit); err != nil {
+				return err
+			}
+		}
+		// Reasoning is not guarded: a guarded run does not stream it.
+		if d.reasoning != "" && tg == nil && !emit(Event{Kind: EventReasoning, Turn: turn, Delta: d.reasoning}) {
 			return errStopped
 		}
-		if d.text != "" && !emit(Event{Kind: EventText, Turn: turn, Delta: d.text}) {
+		if text != "" && !emit(Event{Kind: EventText, Turn: turn, Delta: text}) {
 			return errStopped
 		}
 		for _, ad := range d.args {
+			if tg != nil && tg.holds(ad.call.name) {
+				continue
+			}
 			if !emit(Event{Kind: EventToolCallDelta, Turn: turn, ToolCall: ad.call.shown(), Delta: ad.fragment}) {
 				return errStopped
 			}
@@ -183,6 +198,9 @@ func (t *turn) deltas() deltaFunc {
 // it is known.
 func (a *Agent) runTools(ctx context.Context, t *turn, calls []ToolCall) ([]ToolResult, Usage) {
 	ts, turn, emit, j := t.tools, t.n, t.emit, t.journal
+	if blocked := a.guardCalls(ctx, t, calls); blocked != nil {
+		ctx = context.WithValue(ctx, blockedKey{}, blocked)
+	}
 	if emit != nil { // the event's copy of each call is an allocation
 		for _, c := range calls {
 			emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
@@ -227,4 +245,106 @@ func (a *Agent) runTools(ctx context.Context, t *turn, calls []ToolCall) ([]Tool
 	}
 	<-finished
 	return results, spent.total()
+}
+
+// A turnGuard is what a run's guards keep from turn to turn.
+type turnGuard struct {
+	gate      *guardrail.Gate // the input guards beside the first request; nil once passed
+	events    []Event         // the gate's verdicts
+	gs        *guardSet
+	out       *guardrail.Output
+	holder    *guardrail.Holder     // nil without output guards
+	reds      []*guardrail.Redactor // the holder's
+	redactors []*guard              // the guards of reds, in order
+}
+
+// guardTurn readies turn t's guards, if the agent has any: what its
+// streamed text passes before it is emitted.
+func (a *Agent) guardTurn(ctx context.Context, t *turn) {
+	gs := a.core.guards
+	if gs == nil {
+		return
+	}
+	tg := cmp.Or(t.guard, &turnGuard{})
+	t.guard, tg.gs, tg.holder, tg.reds, tg.redactors = tg, gs, nil, nil, nil
+	var others []*guard
+	hold := guardrail.HoldNone
+	for _, g := range gs.by[GuardOutput] {
+		switch {
+		case g.Pattern != nil && g.Action == Redact:
+			tg.reds = append(tg.reds, guardrail.NewRedactor(g.Pattern, g.Replacement, g.window))
+			tg.redactors = append(tg.redactors, g)
+		case g.Paragraphs && hold != guardrail.HoldWhole:
+			others, hold = append(others, g), guardrail.HoldParagraphs
+		default:
+			others, hold = append(others, g), guardrail.HoldWhole
+		}
+	}
+	if len(gs.by[GuardOutput]) > 0 {
+		tg.holder = guardrail.NewHolder(tg.reds, hold, func(text string) (string, error) {
+			return gs.check(ctx, others, Guarded{Boundary: GuardOutput, Text: text}, t.emit)
+		})
+	}
+	tg.out = guardrail.NewOutput(tg.holder, tg.gate)
+}
+
+// text passes a piece of streamed text through the turn's guards and
+// returns what may be emitted, after the verdicts of the input guards
+// beside the request, once they passed.
+func (tg *turnGuard) text(text string, emit func(Event) bool) (string, error) {
+	text, err := tg.out.Write(text)
+	if text != "" {
+		tg.passed(emit)
+	}
+	return text, err
+}
+
+// passed emits the verdicts of the input guards beside the request, once.
+func (tg *turnGuard) passed(emit func(Event) bool) {
+	for _, e := range tg.events {
+		emitEvent(emit, e)
+	}
+	tg.events, tg.gate = nil, nil
+}
+
+// holds reports whether the argument deltas of a call of name are held
+// back: a tool-call guard checks it, or the input guards have not passed.
+func (tg *turnGuard) holds(name string) bool {
+	return tg.gate != nil || len(tg.gs.on(GuardToolCall, name)) > 0
+}
+
+// guardReply passes turn t's reply r through the output guards once it
+// all arrived: what they held back, or all of a reply not streamed. It
+// waits for the input guards beside the request. r keeps the text that
+// passed. It returns err, or the guards' block.
+func (a *Agent) guardReply(ctx context.Context, t *turn, r *reply, err error) error {
+	tg := t.guard
+	if tg == nil || r == nil {
+		return err
+	}
+	var rest string
+	if err == nil && t.emit == nil {
+		_, err = tg.out.Write(r.text.String())
+	}
+	if err == nil {
+		rest, err = tg.out.Close()
+	}
+	if err == nil {
+		tg.passed(t.emit)
+		for i, g := range tg.redactors {
+			v := &GuardVerdict{Guard: g.Name, Boundary: GuardOutput}
+			if n := tg.reds[i].Count(); n > 0 {
+				v.Action, v.Reason = Redact, fmt.Sprintf("%d matches of its pattern", n)
+			}
+			tg.gs.record(ctx, v, t.emit)
+		}
+		if rest != "" && !emitEvent(t.emit, Event{Kind: EventText, Turn: t.n, Delta: rest}) {
+			err = errStopped
+		}
+	}
+	if tg.holder != nil {
+		r.text.Reset()
+		r.text.WriteString(tg.holder.Released())
+	}
+	return err
 }

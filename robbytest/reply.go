@@ -16,6 +16,7 @@ import (
 // its With methods.
 type Reply struct {
 	text      string
+	pieces    []string // the text's streamed pieces, if not its words
 	reasoning string
 	calls     []ToolCall
 	usage     [4]int // prompt, completion, cached prompt and reasoning tokens
@@ -30,6 +31,14 @@ type Reply struct {
 // Text is a reply whose answer is text. Streamed, it comes word by word.
 func Text(s string) Reply {
 	return Reply{text: s, usage: [4]int{10, len(strings.Fields(s))}}
+}
+
+// Pieces is a reply whose answer is the pieces joined. Streamed, each
+// piece is a chunk of its own, however it cuts words or characters.
+func Pieces(pieces ...string) Reply {
+	r := Text(strings.Join(pieces, ""))
+	r.pieces = pieces
+	return r
 }
 
 // ToolCalls is a reply that calls tools, in order. A call with no ID gets one.
@@ -222,7 +231,11 @@ func (r *Reply) stream(w http.ResponseWriter, req *http.Request, parsed *Request
 			return
 		}
 	}
-	for _, piece := range words(r.text) {
+	pieces := r.pieces
+	if pieces == nil {
+		pieces = words(r.text)
+	}
+	for _, piece := range pieces {
 		if !send(map[string]any{"content": piece}, nil) {
 			return
 		}
