@@ -148,8 +148,10 @@ func (a *Agent) Close() error {
 	return err
 }
 
-// Tools returns the tools the agent offers the model now, local and MCP,
-// sorted by name. MCP servers may change theirs during the agent's life.
+// Tools returns the agent's tools now, local and MCP, sorted by name. MCP
+// servers may change theirs during the agent's life. Deferred tools
+// ([Tool.IsDeferred]) are listed, and with them [SearchToolsName], which
+// finds them for the model.
 func (a *Agent) Tools() []Tool {
 	ts := a.core.tools.get(context.Background())
 	tools := make([]Tool, 0, len(ts.names))

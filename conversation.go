@@ -112,7 +112,7 @@ func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runCo
 // finishInterrupted gives a result to each call of the agent's own tools that
 // awaits one. Calls the run's options answer are left alone.
 func (j *journal) finishInterrupted(ctx context.Context, a *Agent, rc *runConfig) error {
-	ts := a.core.tools.get(ctx)
+	ts := a.toolsFor(ctx, nil)
 	var results []ToolResult // in the order of the calls
 	var again []ToolCall
 	var at []int // where the results of again go
@@ -295,7 +295,7 @@ func (a *Agent) ToolsCompletion(ctx context.Context) ([]ToolCall, error) {
 		return nil, err
 	}
 	defer release()
-	t := turn{tools: a.core.tools.get(ctx)}
+	t := turn{tools: a.toolsFor(ctx, nil)}
 	req, err := a.turnRequest(&t)
 	if err != nil {
 		return nil, err

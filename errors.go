@@ -40,6 +40,10 @@ var (
 	// ErrUnknownTool is the error of a call to a tool the agent does not have.
 	ErrUnknownTool = errors.New("robby: unknown tool")
 
+	// ErrDeferredTool is the error of a call to a deferred tool
+	// ([Tool.Deferred]) that no search of the conversation found.
+	ErrDeferredTool = errors.New("robby: deferred tool not found by " + SearchToolsName + " yet")
+
 	// ErrInvalidArguments is the error of a call whose arguments are not
 	// valid JSON or do not fit the tool's schema.
 	ErrInvalidArguments = errors.New("robby: invalid tool arguments")

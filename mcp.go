@@ -45,6 +45,7 @@ type MCPServer struct {
 	timeout  time.Duration
 	grace    time.Duration
 	traced   bool // the agent traces: HTTP requests carry the trace context
+	deferred bool // its tools are deferred: toolsearch.go
 	secrets  []string
 }
 

@@ -34,6 +34,7 @@ type benchServers struct {
 	node       string // absolute path of node
 	everything string // server-everything's dist/index.js
 	filesystem string // server-filesystem's dist/index.js
+	memory     string // server-memory's dist/index.js
 }
 
 // requireBench returns the reference servers, or skips the test when they
@@ -60,7 +61,7 @@ func requireBench(t *testing.T) benchServers {
 	for _, s := range []struct {
 		dst  *string
 		name string
-	}{{&b.everything, "server-everything"}, {&b.filesystem, "server-filesystem"}} {
+	}{{&b.everything, "server-everything"}, {&b.filesystem, "server-filesystem"}, {&b.memory, "server-memory"}} {
 		*s.dst = filepath.Join(root, ".bench", "node_modules", "@modelcontextprotocol", s.name, "dist", "index.js")
 		if _, err := os.Stat(*s.dst); err != nil {
 			missing("MCP reference server %s is not installed: %v", s.name, err)

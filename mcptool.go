@@ -141,7 +141,8 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 			return Tool{}, err
 		}
 	}
-	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true, mcpServer: c.spec.name}
+	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true, mcpServer: c.spec.name,
+		deferred: c.spec.deferred}
 	// robby checks arguments when it can read the schema; otherwise the
 	// server does. The schema is resolved when the tool is first called.
 	// A server may list thousands of tools, and a run calls a few.

@@ -34,6 +34,7 @@ type Tool struct {
 	// such as an MCP call. It needs no goroutine to be abandoned.
 	honorsContext bool
 	idempotent    bool   // safe to run again after a crash: conversation.go
+	deferred      bool   // offered once a search finds it: toolsearch.go
 	mcpServer     string // the server of an MCP tool, for telemetry
 	err           error  // a construction error, reported by New
 }

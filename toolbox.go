@@ -98,8 +98,10 @@ func (b *toolbox) close() error {
 type toolset struct {
 	*callPolicy
 	byName map[string]*Tool
-	names  []string          // sorted, for messages to the model
-	raw    []json.RawMessage // the tools' definitions, encoded for the requests
+	names  []string          // sorted, deferred tools included
+	raw    []json.RawMessage // the offered tools' definitions, encoded for the requests
+	search *toolSearch       // the deferred tools; nil if none (toolsearch.go)
+	found  map[string]bool   // the deferred tools a turn may call (withFound)
 }
 
 // callPolicy is how an agent runs tool calls.
@@ -129,6 +131,9 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 		}
 		ts.byName[t.name] = t
 		ts.names = append(ts.names, t.name)
+		if t.deferred {
+			continue // encoded when a search finds it
+		}
 		raw, err := t.definition()
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", t.name, err)
@@ -136,5 +141,5 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 		ts.raw = append(ts.raw, raw)
 	}
 	slices.Sort(ts.names)
-	return ts, nil
+	return ts, ts.addSearch()
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -26,7 +25,7 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 	defer release()
 	results := make([]ToolResult, len(calls))
 	ctx = context.WithValue(ctx, agentUsageKey{}, &agentUsage{caller: a})
-	a.execute(ctx, a.core.tools.get(ctx), calls, results, nil)
+	a.execute(ctx, a.toolsFor(ctx, nil), calls, results, nil)
 	var ms messages
 	for _, r := range results {
 		ms.add(toolMessage(r))
@@ -155,8 +154,8 @@ func (ts *toolset) prepare(call ToolCall) (*Tool, invocation, error) {
 // bind is prepare with errors that do not name the tool.
 func (ts *toolset) bind(call ToolCall) (*Tool, invocation, error) {
 	t := ts.byName[call.Name]
-	if t == nil {
-		return nil, nil, fmt.Errorf("%w %q; the tools are: %s", ErrUnknownTool, call.Name, strings.Join(ts.names, ", "))
+	if t == nil || t.deferred && !ts.found[call.Name] {
+		return nil, nil, ts.notOffered(call.Name, t != nil)
 	}
 	args := t.dropNulls(json.RawMessage(call.Arguments))
 	if err := t.validate(args); err != nil {

@@ -63,7 +63,7 @@ func (a *Agent) startTurn(ctx context.Context, t *turn) error {
 		return fmt.Errorf("%w: %d turns", ErrMaxTurns, a.core.maxTurns)
 	}
 	t.final = a.core.finalTurn && t.n == a.core.maxTurns
-	t.tools = a.core.tools.get(ctx)
+	t.tools = a.toolsFor(ctx, t.pending.list)
 	a.guardTurn(ctx, t)
 	return nil
 }

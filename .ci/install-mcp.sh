@@ -2,7 +2,8 @@
 # Installs, at pinned versions, what the MCP integration tests, the Node
 # client test of robby serve and the conformance run of .ci/run use, into
 # $REPO/.bench (git-ignored):
-#   .bench/node_modules  the reference servers everything and filesystem
+#   .bench/node_modules  the reference servers everything, filesystem and
+#                        memory
 #   .bench/node22        Node 22, which the conformance suite and the
 #                        OpenAI Node SDK need
 #   .bench/conf          the MCP conformance suite
@@ -76,14 +77,14 @@ command -v npm >/dev/null || {
 	exit 1
 }
 
-servers=(server-everything server-filesystem)
+servers=(server-everything server-filesystem server-memory)
 specs=()
 for s in "${servers[@]}"; do
 	specs+=("@modelcontextprotocol/$s@$SERVERS_VERSION")
 done
 for s in "${servers[@]}"; do
 	if ! installed "$BENCH" "@modelcontextprotocol/$s" "$SERVERS_VERSION" dist/index.js; then
-		# Both in one run, so that npm keeps both at the pinned version.
+		# All in one run, so that npm keeps each at the pinned version.
 		install "$BENCH" "${specs[@]}"
 		break
 	fi

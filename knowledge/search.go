@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/robby-go/robby/internal/bm25"
 )
 
 // A Retriever finds the passages that answer a query. [Base] is one. A program
@@ -181,34 +181,14 @@ func (b *Base) keyword(ctx context.Context, query string, filter map[string]stri
 
 // ftsQuery makes an FTS5 query of free text, any of its words matching. Each
 // word is quoted, so no word is read as an operator. English stop words are
-// left out, unless the query has no other word. In a small corpus, a "which"
-// found in one heading would outweigh the words that matter.
+// left out, unless the query has no other word (bm25.QueryTerms, which the
+// agent's tool search shares).
 func ftsQuery(q string) string {
-	words := strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
-	content := slices.ContainsFunc(words, func(w string) bool { return !stopWords[strings.ToLower(w)] })
-	seen := map[string]bool{}
-	var terms []string
-	for _, w := range words {
-		w = strings.ToLower(w)
-		if seen[w] || len(terms) == maxQueryTerms || (content && stopWords[w]) {
-			continue
-		}
-		seen[w] = true
-		terms = append(terms, `"`+w+`"`)
+	terms := bm25.QueryTerms(q, maxQueryTerms)
+	for i, t := range terms {
+		terms[i] = `"` + t + `"`
 	}
 	return strings.Join(terms, " OR ")
-}
-
-// stopWords are the words of English questions that say little of what
-// they are about.
-var stopWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a about an and are as at be by can could did do does for from had has have how i if in
-		is it its me my of on or our should so than that the their them then there these they this to was we were what
-		when where which who whom why will with would you your`) {
-		stopWords[w] = true
-	}
 }
 
 // filterSQL returns the conditions on d.metadata that filter stands for.

@@ -27,8 +27,10 @@
 // (or "websocket"). Without a type, the URL tells. A URL whose path ends in /sse is an SSE
 // server, and a ws:// or wss:// URL a WebSocket one. Any other is a streamable HTTP one. A
 // command's type, if given, is "stdio". An entry with "disabled": true is skipped. Robby also
-// reads "optional": true, "allow" and "deny" (lists of tool names). They act as
-// [robby.MCPServer.WithOptional], [robby.MCPServer.WithAllow] and [robby.MCPServer.WithDeny].
+// reads "optional": true, "allow" and "deny" (lists of tool names) and "deferLoading": true
+// (Claude's defer_loading: the model finds the server's tools with search_tools). They act as
+// [robby.MCPServer.WithOptional], [robby.MCPServer.WithAllow], [robby.MCPServer.WithDeny] and
+// [robby.MCPServer.WithDeferLoading].
 // Other fields are ignored, as tools add their own.
 //
 // # OAuth
@@ -188,7 +190,7 @@ type entry struct {
 	typ, command, url, cwd, envFile string
 	args, allow, deny               []string
 	env, headers                    map[string]string
-	disabled, optional              bool
+	disabled, optional, deferLoad   bool
 	oauth                           *oauthEntry
 	secrets                         []string // the values of the variables expanded
 }
@@ -237,6 +239,7 @@ func decodeEntry(raw json.RawMessage) (entry, error) {
 		{"url", &e.url, "a string"},
 		{"headers", &e.headers, "an object of strings"},
 		{"optional", &e.optional, "true or false"},
+		{"deferLoading", &e.deferLoad, "true or false"},
 		{"allow", &e.allow, "an array of strings"},
 		{"deny", &e.deny, "an array of strings"},
 	} {
@@ -296,6 +299,9 @@ func (e entry) server(name string, o *options) (robby.MCPServer, error) {
 	s = s.WithAllow(e.allow...).WithDeny(e.deny...).WithSecrets(e.secrets...)
 	if e.optional {
 		s = s.WithOptional()
+	}
+	if e.deferLoad {
+		s = s.WithDeferLoading()
 	}
 	return withOAuth(s, kind, e.url, e.headers, e.oauth, o)
 }

@@ -21,7 +21,7 @@ type expected struct {
 	name, kind, command, dir, url string
 	args, env, allow, deny        []string
 	header                        map[string]string
-	optional                      bool
+	optional, deferLoading        bool
 	secrets                       []string // the values ${VAR} took from the environment
 }
 
@@ -44,6 +44,9 @@ func (w expected) server() robby.MCPServer {
 	s = s.WithAllow(w.allow...).WithDeny(w.deny...)
 	if w.optional {
 		s = s.WithOptional()
+	}
+	if w.deferLoading {
+		s = s.WithDeferLoading()
 	}
 	if w.secrets != nil {
 		s = s.WithSecrets(w.secrets...)
@@ -124,7 +127,7 @@ func TestLoadFormats(t *testing.T) {
 			allow: []string{"search", "fetch"},
 		}, {
 			name: "remote", kind: "http", url: "http://localhost:3001/mcp",
-			deny: []string{"delete_everything"},
+			deny: []string{"delete_everything"}, deferLoading: true,
 		}},
 	}}
 	for _, tt := range tests {
@@ -273,6 +276,7 @@ func TestParseErrors(t *testing.T) {
 		{"type not string", `{"mcpServers": {"bad": {"command": "x", "type": 1}}}`, `MCP server "bad": "type" must be a string`},
 		{"disabled not bool", `{"mcpServers": {"bad": {"command": "x", "disabled": "yes"}}}`, `MCP server "bad": "disabled" must be true or false`},
 		{"optional not bool", `{"mcpServers": {"bad": {"command": "x", "optional": 1}}}`, `MCP server "bad": "optional" must be true or false`},
+		{"deferLoading not bool", `{"mcpServers": {"bad": {"command": "x", "deferLoading": "yes"}}}`, `MCP server "bad": "deferLoading" must be true or false`},
 		{"deny not strings", `{"mcpServers": {"bad": {"command": "x", "deny": "rm"}}}`, `MCP server "bad": "deny" must be an array of strings`},
 		{"empty allow", `{"mcpServers": {"bad": {"command": "x", "allow": []}}}`, `MCP server "bad": "allow" is empty`},
 		{"unset variable", `{"mcpServers": {"bad": {"command": "x", "env": {"K": "${MCPCONFIG_UNSET_Y}"}}}}`, `MCP server "bad": "env" "K": environment variable MCPCONFIG_UNSET_Y is not set`},

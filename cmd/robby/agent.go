@@ -30,7 +30,7 @@ type agentFlags struct {
 	model, system, mcp, baseURL, apiKey string
 	maxTurns                            int
 	budget                              budgetFlags
-	verbose                             bool
+	verbose, toolSearch                 bool
 	kb                                  kbFlags
 	kbase                               *knowledge.Base // opened by newAgent, closed by close
 	compact                             string          // a compaction policy, or "off"
@@ -44,6 +44,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "model", defaultModel, "model name (env ROBBY_MODEL)")
 	fs.StringVar(&f.system, "system", "", "system prompt")
 	fs.StringVar(&f.mcp, "mcp", "", "mcpServers JSON `file` whose servers' tools the agent uses")
+	fs.BoolVar(&f.toolSearch, "tool-search", false, "defer every tool of -mcp's servers: the model finds them with search_tools, and requests stay small")
 	fs.StringVar(&f.baseURL, "base-url", defaultBaseURL, "the OpenAI-compatible endpoint, up to /v1 (env OPENAI_BASE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key, empty for local servers (env OPENAI_API_KEY)")
 	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
@@ -86,6 +87,8 @@ func (f *agentFlags) check() error {
 		return errors.New("no model: give -model or set ROBBY_MODEL")
 	case f.maxTurns < 1:
 		return fmt.Errorf("-max-turns is %d: it must be at least 1", f.maxTurns)
+	case f.toolSearch && f.mcp == "":
+		return errors.New("-tool-search defers the tools of -mcp's servers: give -mcp too")
 	}
 	if err := f.budget.check(); err != nil {
 		return err
@@ -136,6 +139,11 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		servers, err := mcpconfig.Load(f.mcp, mcpconfig.WithOAuth(oauth...))
 		if err != nil {
 			return nil, err
+		}
+		if f.toolSearch {
+			for i := range servers {
+				servers[i] = servers[i].WithDeferLoading()
+			}
 		}
 		opts = append(opts, robby.WithMCP(servers...))
 	}
