@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
@@ -28,6 +29,8 @@ const (
 // agentFlags are the flags every subcommand takes.
 type agentFlags struct {
 	model, system, mcp, baseURL, apiKey string
+	skills                              string   // a folder of skills
+	skillsRoot                          *os.Root // -skills, opened by newAgent, closed by close
 	maxTurns                            int
 	budget                              budgetFlags
 	verbose, toolSearch                 bool
@@ -44,6 +47,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "model", defaultModel, "model name (env ROBBY_MODEL)")
 	fs.StringVar(&f.system, "system", "", "system prompt")
 	fs.StringVar(&f.mcp, "mcp", "", "mcpServers JSON `file` whose servers' tools the agent uses")
+	fs.StringVar(&f.skills, "skills", "", "`folder` of skills (a folder per skill, with a SKILL.md), which the agent loads when a task needs one; their scripts are never run")
 	fs.BoolVar(&f.toolSearch, "tool-search", false, "defer every tool of -mcp's servers: the model finds them with search_tools, and requests stay small")
 	fs.StringVar(&f.baseURL, "base-url", defaultBaseURL, "the OpenAI-compatible endpoint, up to /v1 (env OPENAI_BASE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key, empty for local servers (env OPENAI_API_KEY)")
@@ -118,9 +122,6 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		robby.WithBaseURL(f.baseURL), robby.WithAPIKey(f.apiKey), robby.WithModel(f.model),
 		robby.WithMaxTurns(f.maxTurns), robby.WithFinalAnswer(), robby.WithLogger(logger),
 	}
-	if f.system != "" {
-		opts = append(opts, robby.WithSystem(f.system))
-	}
 	budget, err := f.budget.options(f.model)
 	if err != nil {
 		return nil, err
@@ -160,6 +161,15 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 			opts = append(opts, robby.WithTools(knowledge.Tool(kb)))
 		}
 	}
+	system, skillTools, err := f.loadSkills(stderr)
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	if system != "" {
+		opts = append(opts, robby.WithSystem(system))
+	}
+	opts = append(opts, robby.WithTools(skillTools...))
 	telemetry, flush, err := f.telemetry.options(context.Background(), stderr)
 	if err != nil {
 		f.close()
@@ -216,6 +226,9 @@ func (h quietLeftOut) WithGroup(name string) slog.Handler {
 func (f *agentFlags) close() {
 	if f.kbase != nil {
 		f.kbase.Close()
+	}
+	if f.skillsRoot != nil {
+		f.skillsRoot.Close()
 	}
 	if f.flush != nil {
 		f.flush()

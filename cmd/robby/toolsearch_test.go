@@ -57,3 +57,35 @@ func TestToolSearchNeedsMCP(t *testing.T) {
 	err := run(t.Context(), []string{"run", "-base-url", "http://127.0.0.1:1/v1", "-tool-search", "hi"}, nil, &stdout, &stderr)
 	require.ErrorContains(t, err, "-tool-search defers the tools of -mcp's servers: give -mcp too")
 }
+
+// TestRunSkills: robby run -skills lists the skills in the system prompt,
+// names the malformed one on stderr, and the model loads a skill.
+func TestRunSkills(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"csv/SKILL.md":    "---\nname: csv\ndescription: Clean CSV files.\n---\nUse commas.\n",
+		"broken/SKILL.md": "no front matter\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600))
+	}
+	srv := upstream(t,
+		robbytest.ToolCalls(robbytest.Call("load_skill", `{"name":"csv"}`)),
+		robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+			return robbytest.Text("Skill: " + req.Messages[len(req.Messages)-1].Content)
+		}),
+	)
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"run", "-base-url", srv.URL, "-model", "m", "-system", "Be brief.", "-skills", dir, "clean a.csv"},
+		nil, &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	assert.Contains(t, stderr.String(), "robby: skill skipped: broken/SKILL.md: no front matter")
+	assert.Contains(t, stdout.String(), "Use commas.")
+	first := srv.Requests()[0]
+	assert.Contains(t, first.Messages[0].Content, "Be brief.\n\nYou have skills")
+	assert.Contains(t, first.Messages[0].Content, "- csv: Clean CSV files.")
+	assert.ElementsMatch(t, []string{"load_skill", "read_skill_file"}, first.Tools)
+
+	err = run(t.Context(), []string{"run", "-base-url", srv.URL, "-skills", filepath.Join(dir, "missing"), "hi"}, nil, &stdout, &stderr)
+	assert.ErrorContains(t, err, "-skills: ")
+}
