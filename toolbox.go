@@ -102,6 +102,7 @@ type toolset struct {
 	raw    []json.RawMessage // the offered tools' definitions, encoded for the requests
 	search *toolSearch       // the deferred tools; nil if none (toolsearch.go)
 	found  map[string]bool   // the deferred tools a turn may call (withFound)
+	all    bool              // every deferred tool may be called (programs)
 }
 
 // callPolicy is how an agent runs tool calls.

@@ -16,7 +16,8 @@ import (
 // [WithMaxToolCallsPerTurn] of them. It adds one tool message per call to
 // the conversation, in the order of calls. A failing, unknown, panicking or
 // timed-out tool gives an error result that the model will read. The error
-// returned is only that of ctx.
+// returned is only that of ctx. A deferred tool ([Tool.Deferred]) runs
+// whether a search found it or not: the program chose the calls.
 func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
 	release, err := a.acquire(ctx)
 	if err != nil {
@@ -25,7 +26,7 @@ func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolR
 	defer release()
 	results := make([]ToolResult, len(calls))
 	ctx = context.WithValue(ctx, agentUsageKey{}, &agentUsage{caller: a})
-	a.execute(ctx, a.toolsFor(ctx, nil), calls, results, nil)
+	a.execute(ctx, a.core.tools.get(ctx).programs(), calls, results, nil)
 	var ms messages
 	for _, r := range results {
 		ms.add(toolMessage(r))
@@ -154,7 +155,7 @@ func (ts *toolset) prepare(call ToolCall) (*Tool, invocation, error) {
 // bind is prepare with errors that do not name the tool.
 func (ts *toolset) bind(call ToolCall) (*Tool, invocation, error) {
 	t := ts.byName[call.Name]
-	if t == nil || t.deferred && !ts.found[call.Name] {
+	if t == nil || t.deferred && !ts.all && !ts.found[call.Name] {
 		return nil, nil, ts.notOffered(call.Name, t != nil)
 	}
 	args := t.dropNulls(json.RawMessage(call.Arguments))

@@ -48,9 +48,11 @@ const (
 // is offered from the conversation's next request on, as any other: its
 // calls go through approval, middleware, budgets and telemetry alike.
 //
-// A call of a deferred tool that no search found is not run. The model
-// reads an error wrapping [ErrDeferredTool] and asks search_tools: it has not
-// seen the tool's schema, so its arguments would be a guess.
+// A call of a deferred tool that no search of the run's conversation found
+// is not run. The model reads an error wrapping [ErrDeferredTool] and asks
+// search_tools: it has not seen the tool's schema, so its arguments would
+// be a guess. [Agent.ExecuteToolCalls] runs the calls a program chose,
+// deferred or not.
 func (t Tool) Deferred() Tool {
 	t.deferred = true
 	return t
@@ -186,6 +188,18 @@ func (ts *toolset) withFound(names []string) *toolset {
 		turn.found[name] = true
 	}
 	return &turn
+}
+
+// programs returns ts with every deferred tool callable, for the calls a
+// program runs itself (Agent.ExecuteToolCalls): a durable run's tool
+// activity runs each call on an agent that does not hold its conversation.
+func (ts *toolset) programs() *toolset {
+	if ts.search == nil {
+		return ts
+	}
+	c := *ts
+	c.all = true
+	return &c
 }
 
 // notOffered is the error of a call of a tool the turn did not offer: one
