@@ -21,19 +21,10 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
-const secret = "sk-Zq8VwX2rT5yU7iO9pA1sD3fG"
+const secret = robbytest.Secret
 
-// lateSecret is a long answer that gives secret late, in pieces of three
-// bytes or fewer.
-func lateSecret() robbytest.Reply {
-	pieces := strings.SplitAfter(strings.Repeat("All is well here. ", 40), " ")
-	pieces = append(pieces, "Your key is ")
-	for s := secret; s != ""; {
-		n := min(len(s), 1+len(s)%3)
-		pieces, s = append(pieces, s[:n]), s[n:]
-	}
-	return robbytest.Pieces(append(pieces, " and nothing else.")...)
-}
+// lateSecret gives secret late in a long answer, in small pieces.
+var lateSecret = robbytest.LateSecret
 
 var secretGuard = Guard{Name: "secrets", On: GuardOutput, Pattern: regexp.MustCompile(`sk-[A-Za-z0-9]{20,}`),
 	Action: Redact, Replacement: "[secret]"}

@@ -204,7 +204,11 @@ func (s *stream) finish(res *robby.Result, err error) {
 func (s *stream) fail(err error, requestID string) {
 	s.close()
 	status, msg := httpapi.UpstreamError(err, requestID, apiError)
-	s.send("RUN_ERROR", event{"message": msg, "code": http.StatusText(status)})
+	code := http.StatusText(status)
+	if blocked, ok := httpapi.Blocked[*robby.GuardError](err); ok {
+		msg, code = blocked, httpapi.GuardCode
+	}
+	s.send("RUN_ERROR", event{"message": msg, "code": code})
 }
 
 // stopped names the limit err ended a run at, or "" ([httpapi.Stopped]).

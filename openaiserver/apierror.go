@@ -22,5 +22,16 @@ func writeAPIErrorParam(w http.ResponseWriter, status int, typ, code, param, msg
 // budget: the partial result is the reply, cut short.
 func limited(err error) bool { return httpapi.Stopped(err, robby.ErrBudget, robby.ErrMaxTurns) != "" }
 
+// runError returns the status, type, code and message of the error that
+// ended a run: a guard's block is the client's request refused (400), any
+// other failure the upstream's.
+func runError(err error, requestID string) (status int, typ, code, msg string) {
+	if msg, ok := httpapi.Blocked[*robby.GuardError](err); ok {
+		return http.StatusBadRequest, "invalid_request_error", httpapi.GuardCode, msg
+	}
+	status, msg = httpapi.UpstreamError(err, requestID, apiError)
+	return status, "upstream_error", "", msg
+}
+
 // apiError returns the status and message of the model endpoint's error.
 func apiError(e *robby.APIError) (int, string) { return e.StatusCode, e.Message }

@@ -148,10 +148,14 @@ func (cr *chatReply) finish(res *robby.Result, err error) {
 // fail reports err: with its status while nothing was written, or as an
 // error event in the stream, as OpenAI does.
 func (cr *chatReply) fail(err error, requestID string) {
-	status, msg := httpapi.UpstreamError(err, requestID, apiError)
+	status, typ, code, msg := runError(err, requestID)
 	if !cr.started {
-		writeAPIError(cr.w, status, "upstream_error", "", msg)
+		writeAPIError(cr.w, status, typ, code, msg)
 		return
 	}
-	cr.event(map[string]any{"error": httpapi.ErrorBody{Message: msg, Type: "upstream_error"}})
+	body := httpapi.ErrorBody{Message: msg, Type: typ}
+	if code != "" {
+		body.Code = &code
+	}
+	cr.event(map[string]any{"error": body})
 }

@@ -80,7 +80,7 @@ func (h *Handler) runBackground(ctx context.Context, run *responseRun, requestID
 	case errors.Is(context.Cause(ctx), errCancelled) || ctx.Err() != nil || errors.Is(err, context.Canceled):
 		rr.resp.Status = "cancelled" // by the client (on any replica), or by Close
 	default:
-		_, msg := httpapi.UpstreamError(err, requestID, apiError)
+		_, _, _, msg := runError(err, requestID)
 		rr.resp.Status, rr.resp.Error = "failed", &wireResponseError{Code: "server_error", Message: msg}
 		h.opts.Logger.WarnContext(ctx, "robby: background response failed", slog.String("request_id", requestID),
 			slog.String("response_id", run.resp.ID), slog.Any("error", err))

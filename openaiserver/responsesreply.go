@@ -251,8 +251,7 @@ func (rr *responsesReply) cancelled() {
 // fail reports err: with its status while nothing was written, else as an error
 // event and response.failed, as OpenAI does.
 func (rr *responsesReply) fail(err error, requestID string) {
-	status, msg := httpapi.UpstreamError(err, requestID, apiError)
-	typ, code := "upstream_error", ""
+	status, typ, code, msg := runError(err, requestID)
 	if ans, ok := errors.AsType[*robby.AnswerError](err); ok {
 		typ, code = "server_error", "invalid_answer"
 		msg = fmt.Sprintf("The model's answer does not fit 'text.format' after %d answers: %s", ans.Attempts, strings.Join(ans.Failures, "; "))

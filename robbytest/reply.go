@@ -315,3 +315,31 @@ func flush(w http.ResponseWriter) {
 		f.Flush()
 	}
 }
+
+// Secret is what [LateSecret] gives: a key the guards of the tests redact.
+const Secret = "sk-Zq8VwX2rT5yU7iO9pA1sD3fG"
+
+// LateSecret is a long answer that gives [Secret] late, in pieces of one to
+// three bytes, as a model that streams it would: a redaction must hold it
+// back across chunks.
+func LateSecret() Reply {
+	pieces := strings.SplitAfter(strings.Repeat("All is well here. ", 40), " ")
+	pieces = append(pieces, "Your key is ")
+	for s := Secret; s != ""; {
+		n := min(len(s), 1+len(s)%3)
+		pieces, s = append(pieces, s[:n]), s[n:]
+	}
+	return Pieces(append(pieces, " and nothing else.")...)
+}
+
+// Leaks reports whether text holds any n characters in a row of [Secret]:
+// what a redaction must never let through. Where text holds random IDs, of
+// letters and digits as the secret is, 5 keeps chance matches out.
+func Leaks(text string, n int) bool {
+	for i := 0; i+n <= len(Secret); i++ {
+		if strings.Contains(text, Secret[i:i+n]) {
+			return true
+		}
+	}
+	return false
+}

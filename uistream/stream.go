@@ -181,6 +181,9 @@ func (s *stream) end(res *robby.Result, err error) {
 func (s *stream) fail(err error, requestID string) {
 	s.close()
 	_, msg := httpapi.UpstreamError(err, requestID, apiError)
+	if blocked, ok := httpapi.Blocked[*robby.GuardError](err); ok {
+		msg = blocked
+	}
 	var apiErr *robby.APIError
 	if !errors.As(err, &apiErr) && errors.Is(err, robby.ErrNoConversation) {
 		msg = "The chat was not found."

@@ -279,6 +279,20 @@ func StartSSE(w http.ResponseWriter) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// GuardCode is the code of the OpenAI-shaped error of a run a guard blocked.
+const GuardCode = "guardrail_blocked"
+
+// Blocked returns what a client reads of a run a guard blocked (a G in
+// err's chain, robby's *GuardError), and whether one did. It names the guard
+// and the boundary, and gives the guard's message: never the text withheld.
+func Blocked[G error](err error) (string, bool) {
+	g, ok := errors.AsType[G](err)
+	if !ok {
+		return "", false
+	}
+	return "The server's " + strings.TrimPrefix(g.Error(), "robby: "), true
+}
+
 // UpstreamError returns the status and message that tell a client why a run
 // failed. The model endpoint's own error, an E in err's chain, is passed on,
 // with the status and message that of reads (of robby's *APIError). Any other
