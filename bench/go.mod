@@ -9,6 +9,7 @@ require (
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/robby-go/robby v0.0.0
 	github.com/tmc/langchaingo v0.1.14
+	go.uber.org/goleak v1.3.0
 )
 
 require (
