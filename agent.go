@@ -37,6 +37,9 @@ type Agent struct {
 	unsaved Usage
 
 	compact compactState // used by the operation holding busy
+	// tags name the agent of a team that wrote each message of conv, ""
+	// for none. It may be shorter than conv: the rest have none.
+	tags []string
 }
 
 // New builds an agent from its options. A model is required ([WithModel]);
@@ -82,6 +85,8 @@ func New(opts ...Option) (*Agent, error) {
 		compaction: cfg.compaction,
 		pinFirst:   cfg.pinFirst,
 		closed:     make(chan struct{}),
+
+		name: cfg.name, description: cfg.description, handoffs: cfg.handoffs, returnToRoot: cfg.returnToRoot,
 	}
 	c.fallbacks = endpoints(&cfg, c.reqOpts)
 	if cfg.client != nil {
@@ -106,6 +111,12 @@ func New(opts ...Option) (*Agent, error) {
 	if err := c.tools.init(&cfg); err != nil {
 		return nil, err
 	}
+	if len(cfg.team) > 0 {
+		if c.team, err = newTeam(c, &cfg); err != nil {
+			c.tools.close()
+			return nil, err
+		}
+	}
 	a := newAgent(c, c.initial)
 	a.owner = true
 	return a, nil
@@ -125,7 +136,7 @@ func (a *Agent) Clone() *Agent {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := newAgent(a.core, a.conv)
-	c.compact = a.compact
+	c.compact, c.tags = a.compact, slices.Clone(a.tags)
 	return c
 }
 

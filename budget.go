@@ -243,3 +243,10 @@ func checkPrices(cfg *config) error {
 	}
 	return nil
 }
+
+// spent returns what m counted so far.
+func (m *meter) spent() Budget {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.used
+}

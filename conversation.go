@@ -75,8 +75,24 @@ type journal struct {
 }
 
 // load replaces a's conversation with the stored one, creating it if
-// needed, then finishes the calls a crash left without a result.
+// needed, then finishes the calls a crash left without a result. A team's
+// root opened the journal already: a is then the view of one of its agents.
 func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runConfig) error {
+	if j == nil {
+		return nil
+	}
+	if !j.loaded {
+		if err := j.open(ctx, a, prompt); err != nil {
+			return err
+		}
+	}
+	j.agent = a
+	return j.finishInterrupted(ctx, a, rc)
+}
+
+// open replaces a's conversation with the stored one, creating it if needed.
+// The agent that wrote each message is kept for a team's root.
+func (j *journal) open(ctx context.Context, a *Agent, prompt messages) error {
 	if j == nil {
 		return nil
 	}
@@ -91,6 +107,10 @@ func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runCo
 		return fmt.Errorf("loading conversation %q: %w", j.id, err)
 	}
 	conv := a.core.initial.clone()
+	var tags []string
+	if a.core.team != nil {
+		tags = make([]string, len(conv.list), len(conv.list)+len(stored))
+	}
 	for _, m := range stored {
 		if m.Chat == nil {
 			continue // an error record, for people
@@ -100,13 +120,23 @@ func (j *journal) load(ctx context.Context, a *Agent, prompt messages, rc *runCo
 			return fmt.Errorf("conversation %q, message %d: %w", j.id, m.Seq, err)
 		}
 		conv.add(msg, m.Chat)
+		if tags != nil {
+			tags = append(tags, m.Agent)
+		}
 	}
 	a.mu.Lock()
-	a.conv = conv
+	a.conv, a.tags = conv, tags
 	a.usage, a.unsaved = c.Usage, Usage{}
 	a.mu.Unlock()
 	j.count, j.loaded, j.agent = c.Messages, true, a
-	return j.finishInterrupted(ctx, a, rc)
+	return nil
+}
+
+// moveTo makes a the agent whose unsaved usage the journal's saves store.
+func (j *journal) moveTo(a *Agent) {
+	if j != nil {
+		j.agent = a
+	}
 }
 
 // finishInterrupted gives a result to each call of the agent's own tools that
@@ -159,8 +189,14 @@ func titleOf(prompt messages) string {
 	return title
 }
 
-// save appends messages to the stored conversation.
+// save appends messages to the stored conversation, each marked as the
+// agent's that saves it.
 func (j *journal) save(ctx context.Context, ms messages) error {
+	return j.saveAs(ctx, ms, nil)
+}
+
+// saveAs is save with each message marked as agents says, if not nil.
+func (j *journal) saveAs(ctx context.Context, ms messages, agents []string) error {
 	if j == nil || len(ms.list) == 0 {
 		return nil
 	}
@@ -173,7 +209,10 @@ func (j *journal) save(ctx context.Context, ms messages) error {
 	}
 	stored := make([]Message, len(raw))
 	for i := range raw {
-		stored[i].Chat = raw[i]
+		stored[i].Chat, stored[i].Agent = raw[i], j.agent.core.name
+		if agents != nil {
+			stored[i].Agent = agents[i]
+		}
 	}
 	// A run stopped midway still keeps what it did.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
@@ -231,7 +270,7 @@ func (j *journal) fail(ctx context.Context, runErr error) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	j.append(ctx, []Message{{Error: runErr.Error()}})
+	j.append(ctx, []Message{{Error: runErr.Error(), Agent: j.agent.core.name}})
 }
 
 // failed returns the error of the first save that failed.

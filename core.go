@@ -51,6 +51,11 @@ type core struct {
 	compaction CompactionPolicy
 	pinFirst   bool
 
+	name, description string
+	handoffs          []Handoff
+	returnToRoot      bool
+	team              *team // the root's: handoff.go
+
 	closeOnce sync.Once
 	closed    chan struct{}
 }

@@ -35,10 +35,14 @@ const (
 	// EventGuard: Guard is a guard's verdict ([WithGuards]), without the
 	// text it judged.
 	EventGuard
+	// EventHandoff: Transfer is a handoff of the conversation from one
+	// agent of a team to another ([WithHandoffs]). The events that follow
+	// are the new agent's.
+	EventHandoff
 )
 
 var eventNames = [...]string{"", "text", "reasoning", "tool-call", "tool-result", "progress", "log", "turn-end", "done",
-	"compaction", "partial", "tool-call-delta", "agent", "guard"}
+	"compaction", "partial", "tool-call-delta", "agent", "guard", "handoff"}
 
 // String returns the kind's name, such as "tool-call".
 func (k EventKind) String() string {
@@ -62,6 +66,7 @@ type Event struct {
 	Compaction *Compaction   // EventCompaction
 	Nested     *Event        // EventAgent
 	Guard      *GuardVerdict // EventGuard
+	Transfer   *Transfer     // EventHandoff
 }
 
 // Innermost returns the event e carries: e itself unless it is of kind

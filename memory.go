@@ -86,7 +86,7 @@ func (a *Agent) addMessages(ms messages) {
 func (a *Agent) SetMessages(msgs []openai.ChatCompletionMessageParamUnion) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.conv = messages{list: slices.Clone(msgs)}
+	a.conv, a.tags = messages{list: slices.Clone(msgs)}, nil
 }
 
 // Reset brings the conversation back to how [New] began it: the system
@@ -95,7 +95,7 @@ func (a *Agent) SetMessages(msgs []openai.ChatCompletionMessageParamUnion) {
 func (a *Agent) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.conv = a.core.initial.clone()
+	a.conv, a.tags = a.core.initial.clone(), nil
 	a.usage, a.unsaved = Usage{}, Usage{}
 }
 
@@ -215,4 +215,12 @@ func (a *Agent) redactInput(prompt *messages, from, i int, text string) {
 	ms.list[at] = m
 	ms.raw = ms.raw[:min(len(ms.raw), at)] // encoded again when sent
 	ms.tok = ms.tok[:min(len(ms.tok), at)]
+}
+
+// rawAt returns the JSON of ms's message i, nil if it has none yet.
+func rawAt(ms messages, i int) json.RawMessage {
+	if i < len(ms.raw) {
+		return ms.raw[i]
+	}
+	return nil
 }

@@ -59,6 +59,11 @@ type config struct {
 	compaction CompactionPolicy
 	pinFirst   bool
 
+	name, description string // WithName, WithDescription: handoff.go
+	handoffs          []Handoff
+	returnToRoot      bool
+	team              []*Agent
+
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
 	tracedContent  bool

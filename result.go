@@ -34,6 +34,12 @@ type Result struct {
 	// them, awaiting their results. Give those with [WithToolResults] to
 	// [Agent.Resume], or to the next [Agent.Run] before its prompt.
 	Pending []ToolCall
+	// Agent names the agent that answered, or ended the run: the one
+	// that holds a team's conversation now ([WithTeam]). It is empty for
+	// an agent without a name ([WithName]).
+	Agent string
+	// Handoffs are the handoffs of the run, in order ([WithHandoffs]).
+	Handoffs []Transfer
 }
 
 // Usage counts the tokens of model calls, as the provider reported them,

@@ -96,9 +96,13 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 		return new(Result), err
 	}
 	defer release()
+	if a.core.team != nil {
+		return a.runTeam(ctx, prompt, &rc, emit)
+	}
 	ctx, op := a.core.tel.startRun(ctx, a.model(&rc), rc.tool)
 	res, err := a.runHeld(a.core.metered(ctx, rc.spent()), prompt, &rc, emit)
 	op.end(ctx, res, err)
+	res.Agent = a.core.name
 	return res, err
 }
 

@@ -32,6 +32,7 @@ type runConfig struct {
 	format  *schemas.Answer   // a typed run's schema; its response_format goes with the agent's parameters
 	tool    *toolIdentity     // the agent's tool, when it runs as one: astool.go
 	step    *turnStep         // WithOneTurn: the turn of a run carried on elsewhere
+	before  int               // turns a team's other agents took in the run: handoff.go
 }
 
 // WithRunParams lays request parameters over the agent's ([WithParams],
@@ -135,7 +136,7 @@ func WithOneTurn(done int, spent Budget) RunOption {
 // turnsDone returns the turns a run counts as taken before it starts.
 func (rc *runConfig) turnsDone() int {
 	if rc.step == nil {
-		return 0
+		return rc.before
 	}
 	return rc.step.done
 }

@@ -116,6 +116,12 @@ type Message struct {
 	// always counts exactly the messages it holds. The calls of agents
 	// its tools ran ([Agent.AsTool]) are not in it, as in [Agent.Usage].
 	Usage Usage
+	// Agent names the agent that wrote the message, or took it in (a
+	// prompt, a tool's result): an agent's [WithName]. In a team's
+	// conversation ([WithTeam]) it says which agent holds it. It is
+	// empty for a message of an agent without a name, or of another
+	// writer.
+	Agent string
 	// Created is when the message was stored.
 	Created time.Time
 }

@@ -248,6 +248,9 @@ func (a *Agent) typed(ctx context.Context, prompt messages, opts []RunOption, t 
 	if a == nil {
 		return res, nil, errNilAgent
 	}
+	if a.core.team != nil {
+		return res, nil, errTeamRun
+	}
 	base, err := newRunConfig(opts)
 	if err != nil {
 		return res, nil, err
