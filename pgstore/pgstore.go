@@ -159,7 +159,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 			return err
 		}
 		rows, err := tx.Query(ctx, chain+`SELECT m.* FROM chain, LATERAL (
-				SELECT seq, chat, error, created, `+convstore.UsageColumns+` FROM robby_store_messages
+				SELECT seq, chat, error, agent, created, `+convstore.UsageColumns+` FROM robby_store_messages
 				WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
 			) m
 			ORDER BY m.seq`, seg, c.Messages)
@@ -169,7 +169,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		msgs = make([]robby.Message, 0, c.Messages)
 		var m robby.Message
 		var errText *string
-		dest := append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Created}, (*convstore.Usage)(&m.Usage).Dest()...)
+		dest := append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Agent, &m.Created}, (*convstore.Usage)(&m.Usage).Dest()...)
 		_, err = pgx.ForEachRow(rows, dest, func() error {
 			if errText != nil {
 				m.Error = *errText
@@ -195,7 +195,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	}); err != nil {
 		return err
 	}
-	chats, errs := make([]*string, len(msgs)), make([]*string, len(msgs))
+	chats, errs, agents := make([]*string, len(msgs)), make([]*string, len(msgs)), make([]string, len(msgs))
 	var tokens [5][]int64 // each of convstore.UsageColumns but cost, by message
 	for j := range tokens {
 		tokens[j] = make([]int64, 0, len(msgs))
@@ -208,6 +208,7 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		} else {
 			errs[i] = &msgs[i].Error
 		}
+		agents[i] = m.Agent
 		u := m.Usage
 		for j, n := range [5]int64{u.PromptTokens, u.CompletionTokens, u.TotalTokens, u.CachedPromptTokens, u.ReasoningTokens} {
 			tokens[j] = append(tokens[j], n)
@@ -225,11 +226,11 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 				reasoning_tokens = least(reasoning_tokens::numeric + $18, `+maxBigint+`)::bigint, cost = cost + $19
 			WHERE user_id = $1 AND id = $2 AND messages = $3 RETURNING segment
 		)
-		INSERT INTO robby_store_messages (segment, seq, chat, error, created, `+convstore.UsageColumns+`)
-		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, $5, m.p, m.c, m.t, m.cp, m.r, m.cost
+		INSERT INTO robby_store_messages (segment, seq, chat, error, agent, created, `+convstore.UsageColumns+`)
+		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, m.agent, $5, m.p, m.c, m.t, m.cp, m.r, m.cost
 		FROM c, unnest($6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
-			$13::float8[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, ord)`,
-		append(args, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...)...)
+			$13::float8[], $20::text[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, agent, ord)`,
+		append(append(args, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...), agents)...)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 // each, for checks that refs already make. Version 3 adds the conversations'
 // metadata. Version 4 adds the usage of each message's model calls, and the
 // conversations' totals. Version 5 adds the users' counters ([Store.AddCount]).
+// Version 6 adds the agent that wrote each message (robby.Message.Agent).
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  text NOT NULL,
@@ -69,7 +70,8 @@ CREATE TABLE robby_store_counts (
 	window_start timestamptz NOT NULL,
 	value        bigint NOT NULL,
 	PRIMARY KEY (user_id, name, window_start)
-);`}
+);`, `
+ALTER TABLE robby_store_messages ADD COLUMN agent text NOT NULL DEFAULT '';`}
 
 // usageColumns returns the statement adding convstore.UsageColumns to a
 // table.

@@ -16,7 +16,8 @@ import (
 // A segment no longer kept goes, with its messages, and releases its parent.
 // Version 3 adds the conversations' metadata. Version 4 adds the usage of each
 // message's model calls, and the conversations' totals. Version 5 adds the
-// users' counters ([Store.AddCount]).
+// users' counters ([Store.AddCount]). Version 6 adds the agent that wrote
+// each message (robby.Message.Agent).
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  TEXT NOT NULL,
@@ -69,7 +70,8 @@ CREATE TABLE robby_store_counts (
 	window_start INTEGER NOT NULL, -- Unix microseconds
 	value        INTEGER NOT NULL,
 	PRIMARY KEY (user_id, name, window_start)
-);`}
+);`, `
+ALTER TABLE robby_store_messages ADD COLUMN agent TEXT NOT NULL DEFAULT '';`}
 
 // usageColumns returns the statements adding convstore.UsageColumns to a
 // table.

@@ -188,7 +188,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 	if err != nil {
 		return robby.Conversation{}, nil, err
 	}
-	rows, err := tx.QueryContext(ctx, chain+`SELECT m.seq, m.chat, m.error, m.created, `+messageUsage+`
+	rows, err := tx.QueryContext(ctx, chain+`SELECT m.seq, m.chat, m.error, m.agent, m.created, `+messageUsage+`
 		FROM chain JOIN robby_store_messages m ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi
 		ORDER BY m.seq`, c.Messages, seg)
 	if err != nil {
@@ -200,7 +200,7 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		var m robby.Message
 		var errText sql.NullString
 		var created int64
-		if err := rows.Scan(append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &created}, (*convstore.Usage)(&m.Usage).Dest()...)...); err != nil {
+		if err := rows.Scan(append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Agent, &created}, (*convstore.Usage)(&m.Usage).Dest()...)...); err != nil {
 			return robby.Conversation{}, nil, err
 		}
 		m.Error, m.Created = errText.String, time.UnixMicro(created).UTC()
@@ -261,14 +261,14 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 			return err
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO robby_store_messages
-			(segment, seq, chat, error, created, `+convstore.UsageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(segment, seq, chat, error, agent, created, `+convstore.UsageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer stmt.Close()
 		for i, m := range msgs {
 			errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
-			args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, now.UnixMicro()}, convstore.Usage(m.Usage).Args()...)
+			args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, m.Agent, now.UnixMicro()}, convstore.Usage(m.Usage).Args()...)
 			if _, err := stmt.ExecContext(ctx, args...); err != nil {
 				return err
 			}

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) robby.Store) {
 		{"Metadata", testMetadata},
 		{"Usage", testUsage},
 		{"UsageSaturates", testUsageSaturates},
+		{"Agents", testAgents},
 		{"BadInput", testBadInput},
 		{"Concurrent", testConcurrent},
 		{"ConcurrentOneConversation", testConcurrentOne},
