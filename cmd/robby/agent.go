@@ -17,6 +17,7 @@ import (
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/knowledge"
 	"github.com/robby-go/robby/mcpconfig"
+	"github.com/robby-go/robby/team"
 )
 
 // Defaults when neither a flag nor the environment says otherwise. They are
@@ -29,8 +30,10 @@ const (
 // agentFlags are the flags every subcommand takes.
 type agentFlags struct {
 	model, system, mcp, baseURL, apiKey string
-	skills                              string   // a folder of skills
-	skillsRoot                          *os.Root // -skills, opened by newAgent, closed by close
+	skills                              string     // a folder of skills
+	skillsRoot                          *os.Root   // -skills, opened by newAgent, closed by close
+	agents                              string     // -agents: a team file
+	team                                *team.Team // built by newAgent from -agents, closed by close
 	maxTurns                            int
 	budget                              budgetFlags
 	verbose, toolSearch                 bool
@@ -49,6 +52,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mcp, "mcp", "", "mcpServers JSON `file` whose servers' tools the agent uses")
 	fs.StringVar(&f.skills, "skills", "", "`folder` of skills (a folder per skill, with a SKILL.md), which the agent loads when a task needs one; their scripts are never run")
 	fs.BoolVar(&f.toolSearch, "tool-search", false, "defer every tool of -mcp's servers: the model finds them with search_tools, and requests stay small")
+	fs.StringVar(&f.agents, "agents", "", "team `file` (JSON or YAML) of agents that hand the conversation over to one another; -system, -model and the limits are their defaults, and each uses the -mcp servers it names (see docs/TEAMS.md)")
 	fs.StringVar(&f.baseURL, "base-url", defaultBaseURL, "the OpenAI-compatible endpoint, up to /v1 (env OPENAI_BASE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key, empty for local servers (env OPENAI_API_KEY)")
 	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
@@ -132,13 +136,13 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		return nil, err
 	}
 	opts = append(opts, compaction...)
+	var servers []robby.MCPServer
 	if f.mcp != "" {
 		oauth, err := oauthOptions(stderr, logger)
 		if err != nil {
 			return nil, err
 		}
-		servers, err := mcpconfig.Load(f.mcp, mcpconfig.WithOAuth(oauth...))
-		if err != nil {
+		if servers, err = mcpconfig.Load(f.mcp, mcpconfig.WithOAuth(oauth...)); err != nil {
 			return nil, err
 		}
 		if f.toolSearch {
@@ -146,7 +150,6 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 				servers[i] = servers[i].WithDeferLoading()
 			}
 		}
-		opts = append(opts, robby.WithMCP(servers...))
 	}
 	if f.kb.file != "" {
 		if f.kb.mode != "tool" && f.kb.mode != "context" {
@@ -176,13 +179,37 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		return nil, err
 	}
 	f.flush = flush
-	agent, err := robby.New(slices.Concat(opts, telemetry, f.extra)...)
+	opts = slices.Concat(opts, telemetry, f.extra)
+	if f.agents != "" {
+		return f.newTeam(stderr, opts, servers)
+	}
+	if len(servers) > 0 {
+		opts = append(opts, robby.WithMCP(servers...))
+	}
+	agent, err := robby.New(opts...)
 	if err != nil {
 		f.close()
 		return nil, err
 	}
 	printMCPStatus(stderr, agent)
 	return agent, nil
+}
+
+// newTeam builds the team of the -agents file, each agent over base, and
+// returns its root.
+func (f *agentFlags) newTeam(stderr io.Writer, base []robby.Option, servers []robby.MCPServer) (*robby.Agent, error) {
+	file, err := team.Load(f.agents)
+	if err == nil {
+		f.team, err = file.Build(base, servers)
+	}
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	for _, a := range f.team.Agents() {
+		printMCPStatus(stderr, a)
+	}
+	return f.team.Root, nil
 }
 
 // printMCPStatus says which MCP servers are up, one line a server, and why
@@ -224,6 +251,9 @@ func (h quietLeftOut) WithGroup(name string) slog.Handler {
 
 // close closes what newAgent opened besides the agent.
 func (f *agentFlags) close() {
+	if f.team != nil {
+		f.team.Close()
+	}
 	if f.kbase != nil {
 		f.kbase.Close()
 	}

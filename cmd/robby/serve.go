@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -89,6 +90,9 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	lim, err := s.limits.limiter(f, tokens, log)
 	if err != nil {
 		return err
+	}
+	if f.agents != "" && d.addr != "" {
+		return errors.New("-agents with -temporal: durable runs of a team are not supported yet")
 	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
