@@ -182,8 +182,7 @@ func (e *environment) robby(ctx context.Context, api string) (*result, error) {
 			return nil, err
 		}
 	}
-	e.settle(client)
-	r.GoEnd = p.settledGoroutines(ctx, r.GoStart)
+	r.GoEnd = p.settledGoroutines(ctx, r.GoStart, func() { e.settle(client) })
 	if err := p.stop(); err != nil {
 		return nil, err
 	}
@@ -317,10 +316,14 @@ func sampleRSS(p *robbyProc) (peak func() int64) {
 }
 
 // settledGoroutines waits up to 10 s for robby's goroutines to come back to
-// start, and returns the last count.
-func (p *robbyProc) settledGoroutines(ctx context.Context, start int) int {
+// start, and returns the last count. It calls settle before each look: a
+// connection that went back to the client's pool just after the last
+// CloseIdleConnections would hold two of robby's goroutines until its idle
+// timeout.
+func (p *robbyProc) settledGoroutines(ctx context.Context, start int, settle func()) int {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
+		settle()
 		n, err := p.goroutines(ctx)
 		if err != nil || n <= start || time.Now().After(deadline) {
 			return n
