@@ -50,6 +50,9 @@ func (w *write) start() bool { return w.state.CompareAndSwap(pending, running) }
 // share its transaction. A caller whose context ends before its write
 // started returns at once, and the write never happens.
 func (s *Store) inTx(ctx context.Context, f func(context.Context, *sql.Tx) error) error {
+	if ctx.Err() != nil { // else select might pick the send as well
+		return fmt.Errorf("waiting for the database: %w", context.Cause(ctx))
+	}
 	w := &write{ctx: ctx, f: f, done: make(chan error, 1)}
 	s.queued.Add(1)
 	select {
@@ -126,11 +129,19 @@ func (s *Store) commit(batch []*write) {
 	}
 }
 
-// live returns the writes of batch whose callers still wait.
+// live returns the writes of batch whose callers still wait. A write whose
+// context ended before it started is answered with that, and left out.
 func live(batch []*write) []*write {
 	kept := batch[:0]
 	for _, w := range batch {
-		if w.state.Load() == running || w.start() {
+		switch {
+		case w.state.Load() == running:
+			kept = append(kept, w)
+		case w.ctx.Err() != nil:
+			if w.state.CompareAndSwap(pending, abandoned) {
+				w.done <- fmt.Errorf("waiting for the database: %w", context.Cause(w.ctx))
+			}
+		case w.start():
 			kept = append(kept, w)
 		}
 	}
