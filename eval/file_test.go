@@ -67,7 +67,7 @@ func TestLoadYAML(t *testing.T) {
 // TestLoadErrors name the line and the mistake.
 func TestLoadErrors(t *testing.T) {
 	for text, want := range map[string]string{
-		`{"name": "a", "input": "x", "checks": [{"contian": "Oslo"}]}`:             "bad.jsonl:1: check 1 (contian): unknown check: give one of contains, equals,",
+		`{"name": "a", "input": "x", "checks": [{"contian": "Oslo"}]}`:             "bad.jsonl:1: check 1 (contian): unknown check: give one of agent, contains, equals,",
 		`{"name": "a", "input": "x", "cheks": []}`:                                 `bad.jsonl:1: json: unknown field "cheks"`,
 		`{"name": "a", "input": "x", "checks": [{"judge": "good"}]}`:               "check 1 (judge): no judge agent was given",
 		`{"name": "a", "input": "x", "checks": [{"regex": "("}]}`:                  "check 1 (regex): error parsing regexp",
