@@ -19,6 +19,7 @@
 //	MCP progress, log     CUSTOM "robby.progress", "robby.log"
 //	compaction            CUSTOM "robby.compaction"
 //	an agent tool's event CUSTOM "robby.agent"
+//	a team's handoff      CUSTOM "robby.handoff" ({"from", "to", "reason"})
 //	each turn's usage     CUSTOM "robby.usage"
 //	run ends              RUN_FINISHED, with usage and outcome
 //	run fails             RUN_ERROR

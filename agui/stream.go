@@ -74,6 +74,9 @@ func (s *stream) event(e robby.Event) {
 		s.send("CUSTOM", event{"name": "robby.compaction", "value": httpapi.Compaction[robby.Usage](*e.Compaction)})
 	case robby.EventAgent:
 		s.agent(e)
+	case robby.EventHandoff:
+		t := e.Transfer
+		s.send("CUSTOM", event{"name": "robby.handoff", "value": event{"from": t.From, "to": t.To, "reason": t.Reason}})
 	case robby.EventTurnEnd:
 		s.close()
 		if e.Usage != nil {

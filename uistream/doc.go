@@ -27,6 +27,7 @@
 //	MCP progress, log     data-progress, data-log (transient)
 //	compaction            data-compaction (transient)
 //	an agent tool's event data-agent (transient)
+//	a team's handoff      data-handoff ({"from", "to", "reason"}: the agent answering from there on)
 //	run ends              finish, its messageMetadata {"usage", "stopped"}
 //	run fails             error (errorText), then finish ("error")
 //

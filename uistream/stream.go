@@ -65,6 +65,11 @@ func (s *stream) event(e robby.Event) {
 		s.part(map[string]any{"type": "data-compaction", "data": httpapi.Compaction[robby.Usage](*e.Compaction), "transient": true})
 	case robby.EventAgent:
 		s.agent(e)
+	case robby.EventHandoff:
+		// Kept in the message, not transient: the page shows, in the
+		// history too, which agent answers from there on.
+		t := e.Transfer
+		s.part(map[string]any{"type": "data-handoff", "data": map[string]string{"from": t.From, "to": t.To, "reason": t.Reason}})
 	case robby.EventTurnEnd:
 		s.close()
 		if s.step {

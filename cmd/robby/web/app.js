@@ -512,6 +512,7 @@ function renderPart(p, streaming) {
     return d;
   }
   if (p.type === 'dynamic-tool' || p.type.startsWith('tool-')) return renderTool(p, streaming);
+  if (p.type === 'data-handoff') return note(`${p.data.to} answers from here (handed over by ${p.data.from}: ${p.data.reason})`);
   return null;
 }
 
@@ -791,6 +792,9 @@ function apply(m, p) {
       if (part && p.data.kind === 'tool-call') part.nested = (part.nested || '') + `\n→ ${p.data.toolCall.name} ${p.data.toolCall.arguments}\n`;
       break;
     }
+    case 'data-handoff':
+      m.parts.push({ type: 'data-handoff', data: p.data });
+      break;
     case 'error':
       m.metadata.error = p.errorText;
       break;
