@@ -2,29 +2,18 @@ package agui_test
 
 import (
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/agui"
-	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/robbytest/agenttest"
 )
 
 // TestHandoffIsACustomEvent: a team's triage hands the thread over to
 // billing, and the run says so in a robby.handoff event.
 func TestHandoffIsACustomEvent(t *testing.T) {
-	srv := newServer(t)
-	srv.Fallback(robbytest.Func(func(req robbytest.Request) robbytest.Reply {
-		if strings.Contains(req.Messages[0].Content, "route") {
-			return robbytest.ToolCalls(robbytest.Call("transfer_to_billing", `{"reason":"a refund"}`))
-		}
-		return robbytest.Text("Order 7 is refunded.")
-	}))
-	billing := newAgent(t, srv, robby.WithName("billing"), robby.WithDescription("Refunds"), robby.WithSystem("You handle refunds."))
-	triage := newAgent(t, srv, robby.WithName("triage"), robby.WithSystem("You route the user."),
-		robby.WithHandoffs(robby.Handoff{To: "billing"}), robby.WithTeam(billing))
+	triage := agenttest.NewTeam(t)
 	h := httptest.NewServer(agui.New(triage, agui.Options{}))
 	defer h.Close()
 	events := readEvents(t, do(t, h.URL, "POST", "", input("t", `[{"id":"1","role":"user","content":"A refund for order 7."}]`)).Body)

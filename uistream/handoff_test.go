@@ -2,14 +2,12 @@ package uistream_test
 
 import (
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/robby-go/robby"
-	"github.com/robby-go/robby/robbytest"
+	"github.com/robby-go/robby/robbytest/agenttest"
 	"github.com/robby-go/robby/uistream"
 )
 
@@ -17,16 +15,7 @@ import (
 // the stream says so in a data-handoff part kept in the message, before
 // billing's answer.
 func TestHandoffIsAPart(t *testing.T) {
-	srv := newServer(t)
-	srv.Fallback(robbytest.Func(func(req robbytest.Request) robbytest.Reply {
-		if strings.Contains(req.Messages[0].Content, "route") {
-			return robbytest.ToolCalls(robbytest.Call("transfer_to_billing", `{"reason":"a refund"}`))
-		}
-		return robbytest.Text("Order 7 is refunded.")
-	}))
-	billing := newAgent(t, srv, robby.WithName("billing"), robby.WithDescription("Refunds"), robby.WithSystem("You handle refunds."))
-	triage := newAgent(t, srv, robby.WithName("triage"), robby.WithSystem("You route the user."),
-		robby.WithHandoffs(robby.Handoff{To: "billing"}), robby.WithTeam(billing))
+	triage := agenttest.NewTeam(t)
 	h := httptest.NewServer(uistream.New(triage, uistream.Options{}))
 	defer h.Close()
 	parts, done := readParts(t, do(t, h.URL+"/api/chat", "POST", "", chatBody("c", "A refund for order 7.")).Body)

@@ -11,6 +11,7 @@ package agenttest
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3/option"
@@ -59,4 +60,23 @@ func NewStore(t testing.TB) *sqlitestore.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// NewTeam builds a team of two on one scripted model, closed when the test
+// ends, and returns its root: triage, which hands every question over to
+// billing ("transfer_to_billing", reason "a refund"), and billing, which
+// answers "Order 7 is refunded.". The model tells them by their system
+// prompts.
+func NewTeam(t testing.TB) *robby.Agent {
+	t.Helper()
+	srv := NewServer(t)
+	srv.Fallback(robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+		if strings.Contains(req.Messages[0].Content, "route") {
+			return robbytest.ToolCalls(robbytest.Call("transfer_to_billing", `{"reason":"a refund"}`))
+		}
+		return robbytest.Text("Order 7 is refunded.")
+	}))
+	billing := New(t, srv, robby.WithName("billing"), robby.WithDescription("Refunds"), robby.WithSystem("You handle refunds."))
+	return New(t, srv, robby.WithName("triage"), robby.WithSystem("You route the user."),
+		robby.WithHandoffs(robby.Handoff{To: "billing"}), robby.WithTeam(billing))
 }
