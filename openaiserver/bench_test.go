@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,9 +14,11 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/openaiserver"
+	"github.com/robby-go/robby/sqlitestore"
 )
 
 // epUpstream is a fake model that streams a fixed answer: a role chunk, then
@@ -144,6 +147,53 @@ func BenchmarkEndpointConcurrentStreams(b *testing.B) {
 				wg.Wait()
 			}
 			b.ReportMetric(float64(failed.Load()), "failed")
+		})
+	}
+}
+
+// BenchmarkResponsesTurn times a streamed Responses turn that continues the
+// previous one (previous_response_id) in a conversation of three turns, kept
+// in a SQLite file, and a turn not kept ("store": false), in one run: the
+// difference is what keeping it costs.
+func BenchmarkResponsesTurn(b *testing.B) {
+	upstream := epUpstream(20, 0)
+	defer upstream.Close()
+	a, err := robby.New(robby.WithBaseURL(upstream.URL+"/v1"), robby.WithAPIKey(""), robby.WithModel("m"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	store, err := sqlitestore.Open(b.Context(), filepath.Join(b.TempDir(), "r.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	ep := httptest.NewServer(openaiserver.New(map[string]*robby.Agent{"robby": a}, openaiserver.Options{Store: store}))
+	defer ep.Close()
+	client := epClient(ep.URL)
+	for _, stored := range []bool{false, true} {
+		b.Run(fmt.Sprint("stored=", stored), func(b *testing.B) {
+			prev, turn := "", 0
+			for b.Loop() {
+				if turn++; turn%3 == 1 {
+					prev = ""
+				}
+				params := responses.ResponseNewParams{Model: "robby", Store: openai.Bool(stored),
+					Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi")}}
+				if prev != "" {
+					params.PreviousResponseID = openai.String(prev)
+				}
+				s := client.Responses.NewStreaming(b.Context(), params)
+				for s.Next() {
+					if ev := s.Current(); ev.Type == "response.completed" && stored {
+						prev = ev.Response.ID
+					}
+				}
+				if err := s.Err(); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
 		})
 	}
 }

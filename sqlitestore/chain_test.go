@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -23,7 +22,7 @@ func TestLoadChainOf10000(t *testing.T) {
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "chain.db"))
 	require.NoError(t, err)
 	defer s.Close()
-	err = s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		var seg int64
 		for i := range k {
 			parent := seg

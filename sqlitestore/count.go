@@ -21,14 +21,14 @@ func (s *Store) AddCount(ctx context.Context, user, name string, window time.Tim
 		return 0, fmt.Errorf("counter %q: cannot add %d", name, n)
 	}
 	if n == 0 {
-		err := s.read.QueryRowContext(ctx, `SELECT value FROM robby_store_counts
+		err := s.readStmts.queryRow(ctx, `SELECT value FROM robby_store_counts
 			WHERE user_id = ? AND name = ? AND window_start = ?`, user, name, start).Scan(&total)
 		if errors.Is(err, sql.ErrNoRows) {
 			err = nil
 		}
 		return total, countErr(name, err)
 	}
-	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM robby_store_counts
 			WHERE user_id = ? AND name = ? AND window_start < ?`, user, name, start); err != nil {
 			return err

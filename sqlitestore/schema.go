@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/robby-go/robby/internal/convstore"
 )
@@ -87,14 +86,14 @@ ALTER TABLE ` + table + ` ADD COLUMN cost REAL NOT NULL DEFAULT 0;`
 
 // migrate creates the tables or brings them to the current version.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		return convstore.Migrate(ctx, migrations,
 			func(ctx context.Context, stmt string) error {
-				_, err := tx.ExecContext(ctx, stmt)
+				_, err := tx.Tx.ExecContext(ctx, stmt) // once: not kept prepared
 				return err
 			},
 			func(ctx context.Context, query string) (v int, err error) {
-				err = tx.QueryRowContext(ctx, query).Scan(&v)
+				err = tx.Tx.QueryRowContext(ctx, query).Scan(&v)
 				return v, err
 			})
 	})

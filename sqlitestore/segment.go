@@ -8,7 +8,7 @@ import (
 // newSegment stores an empty segment of user, kept by one conversation, and
 // returns its ID. It continues the first base messages of segment parent (none:
 // 0).
-func newSegment(ctx context.Context, tx *sql.Tx, user string, parent, base int64) (int64, error) {
+func newSegment(ctx context.Context, tx stmtTx, user string, parent, base int64) (int64, error) {
 	p := sql.NullInt64{Int64: parent, Valid: parent != 0}
 	var id int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO robby_store_segments (user_id, parent, base, refs)
@@ -23,7 +23,7 @@ func newSegment(ctx context.Context, tx *sql.Tx, user string, parent, base int64
 // holder returns the segment that holds message n of seg's conversation: seg or
 // one it continues. It is 0 when n is 0. A fork at n so continues it directly:
 // a chain of segments holds no segment a fork skips.
-func holder(ctx context.Context, tx *sql.Tx, seg, n int64) (int64, error) {
+func holder(ctx context.Context, tx stmtTx, seg, n int64) (int64, error) {
 	if n == 0 {
 		return 0, nil
 	}
@@ -39,7 +39,7 @@ func holder(ctx context.Context, tx *sql.Tx, seg, n int64) (int64, error) {
 
 // release drops a reference to segment seg. When it was the last, it deletes
 // seg and its messages, then releases the segment seg continued.
-func release(ctx context.Context, tx *sql.Tx, seg int64) error {
+func release(ctx context.Context, tx stmtTx, seg int64) error {
 	for seg != 0 {
 		var refs int64
 		var parent sql.NullInt64

@@ -8,7 +8,8 @@
 // sharing the file wait for each other: a busy timeout, then retries until the
 // context ends. So "database is locked" never reaches the caller. Every commit
 // is synced to disk (synchronous=FULL). A message that Append stored survives a
-// crash of the process or of the machine.
+// crash of the process or of the machine. Each statement is parsed once a
+// connection and kept prepared.
 //
 // The store's tables are named robby_store_*. Other parts of an application
 // (robby's knowledge base among them) may keep their own tables in the same
@@ -39,6 +40,8 @@ import (
 type Store struct {
 	write *sql.DB // one connection: the writer's (writer.go)
 	read  *sql.DB
+
+	writeStmts, readStmts *stmtCache // statements prepared (stmts.go)
 
 	writes    chan *write   // to the writer
 	closing   chan struct{} // closed by Close
@@ -81,7 +84,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("opening %q: %w", path, err)
 	}
-	s := &Store{write: wdb, read: read, writes: make(chan *write), closing: make(chan struct{}), stopped: make(chan struct{})}
+	s := &Store{write: wdb, read: read, writeStmts: newStmtCache(wdb), readStmts: newStmtCache(read), writes: make(chan *write), closing: make(chan struct{}), stopped: make(chan struct{})}
 	go s.writeLoop()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
@@ -97,6 +100,8 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.closing)
 		<-s.stopped
+		s.writeStmts.close()
+		s.readStmts.close()
 		err = errors.Join(s.write.Close(), s.read.Close())
 	})
 	return err
@@ -143,7 +148,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
-	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		seg, err := newSegment(ctx, tx, c.User, 0, 0)
 		if err != nil {
 			return err
@@ -157,7 +162,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 }
 
 // insertConversation stores c, writing to segment seg.
-func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, seg int64) error {
+func insertConversation(ctx context.Context, tx stmtTx, c robby.Conversation, seg int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro()},
@@ -179,11 +184,13 @@ func insertConversation(ctx context.Context, tx *sql.Tx, c robby.Conversation, s
 // are those the conversation counts. They are its segment's, and those before
 // each fork up the chain of segments it continues.
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
-	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rtx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return robby.Conversation{}, nil, err
 	}
-	defer tx.Rollback()
+	defer s.readStmts.prepare(ctx)
+	defer rtx.Rollback()
+	tx := stmtTx{rtx, s.readStmts}
 	c, seg, err := getConversation(ctx, tx, user, id)
 	if err != nil {
 		return robby.Conversation{}, nil, err
@@ -236,7 +243,7 @@ const (
 )
 
 // getConversation returns a conversation and the segment it writes to.
-func getConversation(ctx context.Context, tx *sql.Tx, user, id string) (robby.Conversation, int64, error) {
+func getConversation(ctx context.Context, tx stmtTx, user, id string) (robby.Conversation, int64, error) {
 	var seg int64
 	row := tx.QueryRowContext(ctx, `SELECT `+conversationColumns+`, segment
 		FROM robby_store_conversations WHERE user_id = ? AND id = ?`, user, id)
@@ -255,21 +262,15 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		return err
 	}
 	now := convstore.Now()
-	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		seg, err := touch(ctx, tx, user, id, after, msgs, now)
 		if err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO robby_store_messages
-			(segment, seq, chat, error, agent, created, `+convstore.UsageColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
 		for i, m := range msgs {
 			errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
 			args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, m.Agent, now.UnixMicro()}, convstore.Usage(m.Usage).Args()...)
-			if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			if _, err := tx.ExecContext(ctx, insertMessage, args...); err != nil {
 				return err
 			}
 		}
@@ -277,9 +278,13 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	})
 }
 
+// insertMessage stores a message.
+const insertMessage = `INSERT INTO robby_store_messages
+	(segment, seq, chat, error, agent, created, ` + convstore.UsageColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 // touch counts msgs and their usage in a conversation that holds after, and
 // marks it updated. It returns the segment the conversation writes to.
-func touch(ctx context.Context, tx *sql.Tx, user, id string, after int64, msgs []robby.Message, now time.Time) (int64, error) {
+func touch(ctx context.Context, tx stmtTx, user, id string, after int64, msgs []robby.Message, now time.Time) (int64, error) {
 	var seg int64
 	args := append([]any{len(msgs), now.UnixMicro()}, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...)
 	// A count's sum stops at the largest int64. SQLite makes an integer sum
@@ -308,11 +313,11 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 	limit := convstore.Limit(opts.Limit, robby.DefaultListLimit)
 	var rows *sql.Rows
 	if ok {
-		rows, err = s.read.QueryContext(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
+		rows, err = s.readStmts.query(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
 			WHERE user_id = ? AND (updated, id) < (?, ?) ORDER BY updated DESC, id DESC LIMIT ?`,
 			user, cur.Updated.UnixMicro(), cur.ID, limit+1)
 	} else {
-		rows, err = s.read.QueryContext(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
+		rows, err = s.readStmts.query(ctx, `SELECT `+conversationColumns+` FROM robby_store_conversations
 			WHERE user_id = ? ORDER BY updated DESC, id DESC LIMIT ?`, user, limit+1)
 	}
 	if err != nil {
@@ -338,7 +343,7 @@ func (s *Store) List(ctx context.Context, user string, opts robby.ListOptions) (
 
 // SetTitle implements [robby.Store].
 func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
-	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET title = ?, updated = ?
 			WHERE user_id = ? AND id = ?`, title, convstore.Now().UnixMicro(), user, id)
 		return checkFound(r, err, id)
@@ -347,7 +352,7 @@ func (s *Store) SetTitle(ctx context.Context, user, id, title string) error {
 
 // SetMetadata implements [robby.Store].
 func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]string) error {
-	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE robby_store_conversations SET metadata = ?, updated = ?
 			WHERE user_id = ? AND id = ?`, convstore.EncodeMetadata(md), convstore.Now().UnixMicro(), user, id)
 		return checkFound(r, err, id)
@@ -370,7 +375,7 @@ func checkFound(r sql.Result, err error, id string) error {
 // with the conversation: it stores none of them again.
 func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
 	var fork robby.Conversation
-	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		src, seg, err := getConversation(ctx, tx, user, id)
 		if err != nil {
 			return err
@@ -411,7 +416,7 @@ func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conve
 // Delete implements [robby.Store]. Messages that forks share stay until
 // the last of those goes.
 func (s *Store) Delete(ctx context.Context, user, id string) error {
-	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		var seg int64
 		err := tx.QueryRowContext(ctx, `DELETE FROM robby_store_conversations WHERE user_id = ? AND id = ?
 			RETURNING segment`, user, id).Scan(&seg)

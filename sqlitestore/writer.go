@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -28,7 +27,7 @@ var errClosed = errors.New("sqlitestore: the store is closed")
 // A write is one caller's transaction, waiting for the writer.
 type write struct {
 	ctx   context.Context
-	f     func(context.Context, *sql.Tx) error
+	f     func(context.Context, stmtTx) error
 	state atomic.Int32 // pending, running or abandoned
 	done  chan error   // the writer's answer, once running
 }
@@ -49,7 +48,7 @@ func (w *write) start() bool { return w.state.CompareAndSwap(pending, running) }
 // interrupted in a statement, would roll back the writes of others that
 // share its transaction. A caller whose context ends before its write
 // started returns at once, and the write never happens.
-func (s *Store) inTx(ctx context.Context, f func(context.Context, *sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, f func(context.Context, stmtTx) error) error {
 	if ctx.Err() != nil { // else select might pick the send as well
 		return fmt.Errorf("waiting for the database: %w", context.Cause(ctx))
 	}
@@ -98,6 +97,7 @@ func (s *Store) writeLoop() {
 			}
 		}
 		s.commit(batch)
+		s.writeStmts.prepare(context.Background())
 	}
 }
 
@@ -185,10 +185,11 @@ func (s *Store) commitAlone(batch []*write, lost *lostTx) {
 // and commits it. It returns each write's error. A lone write needs no
 // savepoint.
 func (s *Store) tryBatch(batch []*write) ([]error, error) {
-	tx, err := s.write.BeginTx(context.Background(), nil)
+	wtx, err := s.write.BeginTx(context.Background(), nil)
 	if err != nil {
 		return nil, err
 	}
+	tx := stmtTx{wtx, s.writeStmts}
 	errs := make([]error, len(batch))
 	for i, w := range batch {
 		if errs[i], err = run(tx, w, len(batch) > 1); err != nil {
@@ -209,7 +210,7 @@ func (s *Store) tryBatch(batch []*write) ([]error, error) {
 // run runs one write in tx, in a savepoint when asked. It returns the write's
 // error, and an error that ends the transaction: a busy database, or a
 // savepoint that could not be rolled back.
-func run(tx *sql.Tx, w *write, savepoint bool) (werr, txErr error) {
+func run(tx stmtTx, w *write, savepoint bool) (werr, txErr error) {
 	ctx := context.WithoutCancel(w.ctx)
 	if !savepoint {
 		werr = w.f(ctx, tx)

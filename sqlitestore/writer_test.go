@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,7 +25,7 @@ func openBlocked(t *testing.T) (*Store, func()) {
 	_, err = s.write.ExecContext(ctx, `CREATE TABLE t (v TEXT)`)
 	require.NoError(t, err)
 	held, release := make(chan struct{}), make(chan struct{})
-	go s.inTx(ctx, func(context.Context, *sql.Tx) error {
+	go s.inTx(ctx, func(context.Context, stmtTx) error {
 		close(held)
 		<-release
 		return nil
@@ -41,8 +40,8 @@ func waiting(s *Store, n int) func() bool {
 }
 
 // insert is a write adding v to table t, failing after it when fail is set.
-func insert(v string, fail bool) func(context.Context, *sql.Tx) error {
-	return func(ctx context.Context, tx *sql.Tx) error {
+func insert(v string, fail bool) func(context.Context, stmtTx) error {
+	return func(ctx context.Context, tx stmtTx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO t VALUES (?)`, v); err != nil {
 			return err
 		}
