@@ -67,6 +67,9 @@ type Event struct {
 	Nested     *Event        // EventAgent
 	Guard      *GuardVerdict // EventGuard
 	Transfer   *Transfer     // EventHandoff
+	// Destructive, for EventToolCall: the tool called is
+	// [Tool.Destructive], which a UI shows with the call.
+	Destructive bool
 }
 
 // Innermost returns the event e carries: e itself unless it is of kind

@@ -336,11 +336,11 @@ func fuzzZero(v any) bool {
 
 // callTool runs one call as execute does, without its goroutines.
 func callTool(ctx context.Context, ts *toolset, call ToolCall) (string, error) {
-	_, run, err := ts.prepare(call)
+	t, run, err := ts.prepare(call)
 	if err != nil {
 		return "", err
 	}
-	out, err := ts.invoke(ctx, call, run)
+	out, err := ts.invoke(ctx, t, call, run)
 	if err != nil {
 		return "", err
 	}

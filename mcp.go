@@ -47,6 +47,7 @@ type MCPServer struct {
 	traced   bool // the agent traces: HTTP requests carry the trace context
 	deferred bool // its tools are deferred: toolsearch.go
 	secrets  []string
+	hints    map[string]mcp.ToolAnnotations // by tool: the program's, over the server's (mcptool.go)
 }
 
 // Defaults of an [MCPServer].
@@ -121,8 +122,7 @@ func MCPTransport(name string, t mcp.Transport) MCPServer {
 	return s
 }
 
-// Name returns the server's name, which prefixes its tools' names when
-// several servers are used.
+// Name returns the server's name, which prefixes its tools' names when several servers are used.
 func (s MCPServer) Name() string { return s.name }
 
 // WithEnv adds "KEY=value" variables to a command server's environment.

@@ -141,8 +141,9 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 			return Tool{}, err
 		}
 	}
+	idempotent, destructive := c.spec.hinted(mt)
 	t := Tool{name: name, description: mt.Description, params: params, honorsContext: true, mcpServer: c.spec.name,
-		deferred: c.spec.deferred}
+		deferred: c.spec.deferred, idempotent: idempotent, destructive: destructive}
 	// robby checks arguments when it can read the schema; otherwise the
 	// server does. The schema is resolved when the tool is first called.
 	// A server may list thousands of tools, and a run calls a few.
@@ -155,6 +156,39 @@ func (h *mcpHub) tool(c *mcpConn, mt *mcp.Tool, name string) (Tool, error) {
 		t.bind = bind
 	}
 	return t, nil
+}
+
+// WithToolAnnotations gives the server's tool named tool (as the server
+// names it) the annotations a, in place of those the server lists. The
+// program's word wins: a server may not be trusted to describe its own
+// tools, and many say nothing. Robby reads three hints. ReadOnlyHint or
+// IdempotentHint makes the tool [Tool.Idempotent]: a call that a crash
+// interrupted runs again, in a stored conversation ([WithConversation]) and
+// in a durable run. DestructiveHint true, without ReadOnlyHint, makes it
+// [Tool.Destructive]. A tool whose annotations leave DestructiveHint out is
+// not marked, though MCP's default is true: robby marks what is said. In an
+// mcpServers file, a server's "toolAnnotations" object does the same. Given
+// again for one tool, the last wins.
+func (s MCPServer) WithToolAnnotations(tool string, a mcp.ToolAnnotations) MCPServer {
+	s.hints = maps.Clone(s.hints)
+	if s.hints == nil {
+		s.hints = make(map[string]mcp.ToolAnnotations, 1)
+	}
+	s.hints[tool] = a
+	return s
+}
+
+// hinted reports what the annotations of mt, or the program's in their
+// place, say of it: whether it is idempotent, and destructive.
+func (s MCPServer) hinted(mt *mcp.Tool) (idempotent, destructive bool) {
+	a, ok := s.hints[mt.Name]
+	if !ok {
+		if mt.Annotations == nil {
+			return false, false
+		}
+		a = *mt.Annotations
+	}
+	return a.ReadOnlyHint || a.IdempotentHint, !a.ReadOnlyHint && a.DestructiveHint != nil && *a.DestructiveHint
 }
 
 // resolveSchema resolves the JSON Schema a server gave, or returns nil if

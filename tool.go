@@ -34,6 +34,7 @@ type Tool struct {
 	// such as an MCP call. It needs no goroutine to be abandoned.
 	honorsContext bool
 	idempotent    bool   // safe to run again after a crash: conversation.go
+	destructive   bool   // said so to approvals and UIs: Tool.Destructive
 	deferred      bool   // offered once a search finds it: toolsearch.go
 	mcpServer     string // the server of an MCP tool, for telemetry
 	err           error  // a construction error, reported by New
@@ -257,6 +258,20 @@ func (t Tool) Idempotent() Tool {
 // IsIdempotent reports whether t was marked [Tool.Idempotent]. If so, a call
 // of it may run again after a crash, or be retried after a failure.
 func (t Tool) IsIdempotent() bool { return t.idempotent }
+
+// Destructive returns a copy of t marked as one that may delete or
+// overwrite data. Robby runs it as any other tool. The mark is for whoever
+// approves a call: a [WithApproval] callback finds it on the tool that
+// [ToolFromContext] returns, a stream on [Event].Destructive, and the chat
+// page of `robby serve` shows it with the call.
+func (t Tool) Destructive() Tool {
+	t.destructive = true
+	return t
+}
+
+// IsDestructive reports whether t was marked [Tool.Destructive]. An MCP
+// tool is when its server says so (see [MCPServer.WithToolAnnotations]).
+func (t Tool) IsDestructive() bool { return t.destructive }
 
 // dropNulls leaves out the optional arguments the model set to null.
 // Models often do so for "no value". The schema would refuse null, and a

@@ -144,3 +144,12 @@ func newToolset(tools []Tool, policy *callPolicy) (*toolset, error) {
 	slices.Sort(ts.names)
 	return ts, ts.addSearch()
 }
+
+// destructive reports whether the tool of that name is [Tool.Destructive].
+func (ts *toolset) destructive(name string) bool {
+	if ts == nil {
+		return false
+	}
+	t := ts.byName[name]
+	return t != nil && t.destructive
+}

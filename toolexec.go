@@ -108,12 +108,12 @@ func (ts *toolset) execute(ctx context.Context, calls []ToolCall, results []Tool
 			record(outcome{i: i, err: err})
 		case run == 1 && t.honorsContext:
 			// Nothing to abandon: call it here and spare a goroutine.
-			out, err := ts.invoke(ops.context(ctx, i), calls[i], inv)
+			out, err := ts.invoke(ops.context(ctx, i), t, calls[i], inv)
 			record(outcome{i, out, err})
 		default:
 			left++
 			go func() {
-				out, err := ts.invoke(ops.context(ctx, i), calls[i], inv)
+				out, err := ts.invoke(ops.context(ctx, i), t, calls[i], inv)
 				ch <- outcome{i, out, err}
 			}()
 		}
@@ -169,7 +169,7 @@ func (ts *toolset) bind(call ToolCall) (*Tool, invocation, error) {
 // invoke runs a prepared call through the middleware, approval first,
 // recovering a panic of any of them. When no middleware needs the result
 // as text, the caller encodes it, for the same reason.
-func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (out any, err error) {
+func (ts *toolset) invoke(ctx context.Context, t *Tool, call ToolCall, run invocation) (out any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			ts.log.ErrorContext(ctx, "robby: tool panicked", slog.String("tool", call.Name),
@@ -181,6 +181,7 @@ func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (o
 		ctx = context.WithValue(ctx, callKey{}, call) // an agent tool labels its events with it
 	}
 	if ts.middleware != nil {
+		ctx = context.WithValue(ctx, toolKey{}, t) // for ToolFromContext
 		out, err = ts.throughMiddleware(ctx, call, run)
 	} else {
 		out, err = run(ctx)
@@ -192,6 +193,21 @@ func (ts *toolset) invoke(ctx context.Context, call ToolCall, run invocation) (o
 		return nil, fmt.Errorf("tool %q: %w", call.Name, err)
 	}
 	return out, nil
+}
+
+type toolKey struct{}
+
+// ToolFromContext returns the tool a call runs, given the context of a
+// [WithApproval] callback or a [ToolMiddleware]. An approval so learns,
+// say, whether the tool is [Tool.Destructive]. It reports false for any
+// other context. The tool is the one the model called: a middleware that
+// changes the call's name does not change it.
+func ToolFromContext(ctx context.Context) (Tool, bool) {
+	t, ok := ctx.Value(toolKey{}).(*Tool)
+	if !ok || t == nil {
+		return Tool{}, false
+	}
+	return *t, true
 }
 
 // toolTimeout is the cause of a tool's context ending at its timeout.

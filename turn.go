@@ -203,7 +203,7 @@ func (a *Agent) runTools(ctx context.Context, t *turn, calls []ToolCall) ([]Tool
 	}
 	if emit != nil { // the event's copy of each call is an allocation
 		for _, c := range calls {
-			emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c})
+			emitEvent(emit, Event{Kind: EventToolCall, Turn: turn, ToolCall: &c, Destructive: ts.destructive(c.Name)})
 		}
 	}
 	results := make([]ToolResult, len(calls))

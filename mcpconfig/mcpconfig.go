@@ -27,11 +27,27 @@
 // (or "websocket"). Without a type, the URL tells. A URL whose path ends in /sse is an SSE
 // server, and a ws:// or wss:// URL a WebSocket one. Any other is a streamable HTTP one. A
 // command's type, if given, is "stdio". An entry with "disabled": true is skipped. Robby also
-// reads "optional": true, "allow" and "deny" (lists of tool names) and "deferLoading": true
-// (Claude's defer_loading: the model finds the server's tools with search_tools). They act as
-// [robby.MCPServer.WithOptional], [robby.MCPServer.WithAllow], [robby.MCPServer.WithDeny] and
-// [robby.MCPServer.WithDeferLoading].
+// reads "optional": true, "allow" and "deny" (lists of tool names), "deferLoading": true
+// (Claude's defer_loading: the model finds the server's tools with search_tools) and
+// "toolAnnotations" (see below). They act as [robby.MCPServer.WithOptional],
+// [robby.MCPServer.WithAllow], [robby.MCPServer.WithDeny], [robby.MCPServer.WithDeferLoading]
+// and [robby.MCPServer.WithToolAnnotations].
 // Other fields are ignored, as tools add their own.
+//
+// # Tool annotations
+//
+// A server's "toolAnnotations" maps the names of its tools (as the server names them) to MCP
+// tool annotations, which replace those the server lists for that tool. The file wins: a
+// program need not trust a server to describe its own tools.
+//
+//	"files": {"command": "mcp-files", "toolAnnotations": {
+//		"write_file": {"idempotentHint": true, "destructiveHint": true},
+//		"search": {"readOnlyHint": true}}}
+//
+// "readOnlyHint" or "idempotentHint" true makes the tool idempotent: a call that a crash
+// interrupted runs again. "destructiveHint" true, without "readOnlyHint", marks it destructive
+// in approvals and on the chat page. "openWorldHint" and "title" are accepted and unused. Any
+// other field is an error.
 //
 // # OAuth
 //
@@ -192,7 +208,8 @@ type entry struct {
 	env, headers                    map[string]string
 	disabled, optional, deferLoad   bool
 	oauth                           *oauthEntry
-	secrets                         []string // the values of the variables expanded
+	hints                           map[string]json.RawMessage // "toolAnnotations", by tool: annotations.go
+	secrets                         []string                   // the values of the variables expanded
 }
 
 // serverOf builds the server of an entry, or tells that it is
@@ -242,6 +259,7 @@ func decodeEntry(raw json.RawMessage) (entry, error) {
 		{"deferLoading", &e.deferLoad, "true or false"},
 		{"allow", &e.allow, "an array of strings"},
 		{"deny", &e.deny, "an array of strings"},
+		{"toolAnnotations", &e.hints, "an object of tools' annotations"},
 	} {
 		if err := decodeField(fields, f.key, f.v, f.want); err != nil {
 			return e, err
@@ -302,6 +320,9 @@ func (e entry) server(name string, o *options) (robby.MCPServer, error) {
 	}
 	if e.deferLoad {
 		s = s.WithDeferLoading()
+	}
+	if s, err = e.annotate(s); err != nil {
+		return s, err
 	}
 	return withOAuth(s, kind, e.url, e.headers, e.oauth, o)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/robby-go/robby"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,6 +23,7 @@ type expected struct {
 	args, env, allow, deny        []string
 	header                        map[string]string
 	optional, deferLoading        bool
+	hints                         map[string]mcp.ToolAnnotations
 	secrets                       []string // the values ${VAR} took from the environment
 }
 
@@ -48,6 +50,9 @@ func (w expected) server() robby.MCPServer {
 	if w.deferLoading {
 		s = s.WithDeferLoading()
 	}
+	for _, tool := range slices.Sorted(maps.Keys(w.hints)) {
+		s = s.WithToolAnnotations(tool, w.hints[tool])
+	}
 	if w.secrets != nil {
 		s = s.WithSecrets(w.secrets...)
 	}
@@ -64,6 +69,7 @@ func assertMCPServers(t *testing.T, want []expected, got []robby.MCPServer) {
 }
 
 func TestLoadFormats(t *testing.T) {
+	yes := true
 	t.Setenv("GITHUB_TOKEN", "ghp_secret")
 	t.Setenv("CONTEXT7_API_KEY", "ctx7")
 	t.Setenv("PERPLEXITY_API_KEY", "pplx")
@@ -128,6 +134,10 @@ func TestLoadFormats(t *testing.T) {
 		}, {
 			name: "remote", kind: "http", url: "http://localhost:3001/mcp",
 			deny: []string{"delete_everything"}, deferLoading: true,
+			hints: map[string]mcp.ToolAnnotations{
+				"write_file": {IdempotentHint: true, DestructiveHint: &yes},
+				"search":     {ReadOnlyHint: true},
+			},
 		}},
 	}}
 	for _, tt := range tests {
@@ -277,6 +287,9 @@ func TestParseErrors(t *testing.T) {
 		{"disabled not bool", `{"mcpServers": {"bad": {"command": "x", "disabled": "yes"}}}`, `MCP server "bad": "disabled" must be true or false`},
 		{"optional not bool", `{"mcpServers": {"bad": {"command": "x", "optional": 1}}}`, `MCP server "bad": "optional" must be true or false`},
 		{"deferLoading not bool", `{"mcpServers": {"bad": {"command": "x", "deferLoading": "yes"}}}`, `MCP server "bad": "deferLoading" must be true or false`},
+		{"toolAnnotations not object", `{"mcpServers": {"bad": {"command": "x", "toolAnnotations": ["a"]}}}`, `MCP server "bad": "toolAnnotations" must be an object of tools' annotations`},
+		{"tool annotation misspelt", `{"mcpServers": {"bad": {"command": "x", "toolAnnotations": {"rm": {"destructivehint": true}}}}}`, `MCP server "bad": "toolAnnotations" of "rm": unknown field "destructivehint"; MCP tool annotations are readOnlyHint,`},
+		{"tool annotation null", `{"mcpServers": {"bad": {"command": "x", "toolAnnotations": {"rm": null}}}}`, `MCP server "bad": "toolAnnotations" of "rm" must be an object`},
 		{"deny not strings", `{"mcpServers": {"bad": {"command": "x", "deny": "rm"}}}`, `MCP server "bad": "deny" must be an array of strings`},
 		{"empty allow", `{"mcpServers": {"bad": {"command": "x", "allow": []}}}`, `MCP server "bad": "allow" is empty`},
 		{"unset variable", `{"mcpServers": {"bad": {"command": "x", "env": {"K": "${MCPCONFIG_UNSET_Y}"}}}}`, `MCP server "bad": "env" "K": environment variable MCPCONFIG_UNSET_Y is not set`},

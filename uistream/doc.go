@@ -22,7 +22,7 @@
 //	text                  text-start, text-delta..., text-end
 //	reasoning             reasoning-start, reasoning-delta..., reasoning-end
 //	a call's arguments    tool-input-start, tool-input-delta... (dynamic tools)
-//	the call, complete    tool-input-available (input parsed)
+//	the call, complete    tool-input-available (input parsed; toolMetadata {"destructive": true} for a destructive tool)
 //	its result            tool-output-available, or tool-output-error
 //	MCP progress, log     data-progress, data-log (transient)
 //	compaction            data-compaction (transient)

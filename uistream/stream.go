@@ -55,8 +55,12 @@ func (s *stream) event(e robby.Event) {
 		s.part(map[string]any{"type": "tool-input-delta", "toolCallId": e.ToolCall.ID, "inputTextDelta": e.Delta})
 	case robby.EventToolCall:
 		s.inputStart(e.ToolCall)
-		s.part(map[string]any{"type": "tool-input-available", "toolCallId": e.ToolCall.ID, "toolName": e.ToolCall.Name,
-			"input": input(e.ToolCall.Arguments), "dynamic": true})
+		p := map[string]any{"type": "tool-input-available", "toolCallId": e.ToolCall.ID, "toolName": e.ToolCall.Name,
+			"input": input(e.ToolCall.Arguments), "dynamic": true}
+		if e.Destructive {
+			p["toolMetadata"] = map[string]bool{"destructive": true} // the page says so with the call
+		}
+		s.part(p)
 	case robby.EventToolResult:
 		s.result(e.ToolResult)
 	case robby.EventProgress, robby.EventLog:

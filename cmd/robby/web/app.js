@@ -544,6 +544,14 @@ function renderTool(p, streaming) {
   st.textContent = words;
   d.dataset.status = cls;
   s.append(name, st);
+  if (p.toolMetadata?.destructive) {
+    // The tool may delete or overwrite data: its server or the program says so.
+    const w = document.createElement('span');
+    w.className = 'state destructive';
+    w.textContent = 'destructive';
+    w.title = 'This tool may delete or overwrite data.';
+    s.append(w);
+  }
   d.append(s, heading('Arguments'), pre(p.input !== undefined ? JSON.stringify(p.input, null, 2) : p.inputText || ''));
   if (p.nested) d.append(heading('Its agent'), pre(p.nested));
   if (p.state === 'output-available') d.append(heading('Result'), pre(typeof p.output === 'string' ? p.output : JSON.stringify(p.output, null, 2)));
@@ -765,7 +773,7 @@ function apply(m, p) {
     case 'tool-input-available': {
       let part = find(p.toolCallId);
       if (!part) m.parts.push(part = { type: 'dynamic-tool', toolCallId: p.toolCallId, toolName: p.toolName });
-      Object.assign(part, { state: 'input-available', input: p.input });
+      Object.assign(part, { state: 'input-available', input: p.input, toolMetadata: p.toolMetadata });
       break;
     }
     case 'tool-output-available':
