@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
@@ -43,18 +44,20 @@ const (
 	workerMarker  = "ROBBY_TEST_MARKER" // a file the slow tool appends to as it starts
 	workerHang    = "ROBBY_TEST_HANG"   // "1": the slow tool hangs
 	workerIdem    = "ROBBY_TEST_IDEMPOTENT"
+	workerMCP     = "ROBBY_TEST_MCP" // "1": slow_step is an MCP server's tool, idempotent by its annotations
 	workerSecret  = "sk-test-secret-never-in-history"
 	workerTimeout = 2 * time.Minute
 )
 
 // startWorker starts this test binary as a worker process serving the
 // agent "calc" over the model at modelURL.
-func startWorker(t *testing.T, addr, modelURL, queue, marker string, hang, idempotent bool) *exec.Cmd {
+// Its slow_step is a local tool, or with viaMCP an MCP server's.
+func startWorker(t *testing.T, addr, modelURL, queue, marker string, hang, idempotent, viaMCP bool) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), workerEnv+"="+addr, workerModel+"="+modelURL, workerKey+"="+workerSecret,
 		workerQueue+"="+queue, workerMarker+"="+marker, workerHang+"="+fmt.Sprint(b2i(hang)),
-		workerIdem+"="+fmt.Sprint(b2i(idempotent)))
+		workerIdem+"="+fmt.Sprint(b2i(idempotent)), workerMCP+"="+fmt.Sprint(b2i(viaMCP)))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -75,7 +78,7 @@ func b2i(b bool) int {
 
 // runWorker is the worker process: it serves until killed or interrupted.
 func runWorker() error {
-	slow := robby.NewTool("slow_step", "A step that takes time", func(ctx context.Context, _ struct{}) (string, error) {
+	step := func(ctx context.Context) (string, error) {
 		f, err := os.OpenFile(os.Getenv(workerMarker), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
 			return "", err
@@ -87,9 +90,19 @@ func runWorker() error {
 			return "", ctx.Err()
 		}
 		return "step done", nil
-	})
-	if os.Getenv(workerIdem) == "1" {
-		slow = slow.Idempotent()
+	}
+	var tools []robby.Tool
+	var servers []robby.MCPServer
+	if os.Getenv(workerMCP) == "1" {
+		servers = append(servers, stepServer(step, os.Getenv(workerIdem) == "1"))
+	} else {
+		slow := robby.NewTool("slow_step", "A step that takes time", func(ctx context.Context, _ struct{}) (string, error) {
+			return step(ctx)
+		})
+		if os.Getenv(workerIdem) == "1" {
+			slow = slow.Idempotent()
+		}
+		tools = append(tools, slow)
 	}
 	lookup := robby.NewTool("lookup", "Look a city up", func(_ context.Context, in struct {
 		City string `json:"city"`
@@ -97,7 +110,8 @@ func runWorker() error {
 		return in.City + ": 21°C", nil
 	})
 	agent, err := robby.New(robby.WithBaseURL(os.Getenv(workerModel)), robby.WithAPIKey(os.Getenv(workerKey)),
-		robby.WithModel("m"), robby.WithTools(slow, lookup), robby.WithToolTimeout(workerTimeout))
+		robby.WithModel("m"), robby.WithTools(append(tools, lookup)...), robby.WithMCP(servers...),
+		robby.WithToolTimeout(workerTimeout))
 	if err != nil {
 		return err
 	}
@@ -110,6 +124,25 @@ func runWorker() error {
 	w := worker.New(c, os.Getenv(workerQueue), worker.Options{})
 	temporal.Register(w, temporal.Agents{"calc": agent}, temporal.Options{})
 	return w.Run(worker.InterruptCh())
+}
+
+// stepServer is an MCP server, in the worker's process, whose one tool
+// slow_step runs step. With idempotent its annotations say
+// idempotentHint: true; without, they say nothing of it.
+func stepServer(step func(context.Context) (string, error), idempotent bool) robby.MCPServer {
+	s := mcp.NewServer(&mcp.Implementation{Name: "steps", Version: "1"}, nil)
+	tool := &mcp.Tool{Name: "slow_step", Description: "A step that takes time",
+		InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{IdempotentHint: idempotent}}
+	s.AddTool(tool, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		out, err := step(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: out}}}, nil
+	})
+	serverEnd, clientEnd := mcp.NewInMemoryTransports()
+	go s.Run(context.Background(), serverEnd) // ends with the process, which the test kills
+	return robby.MCPTransport("steps", clientEnd)
 }
 
 // waitForLines waits until the file at path has n lines.

@@ -16,9 +16,10 @@
 // compaction keep their meaning. Each model activity is one turn of the agent
 // ([robby.WithOneTurn]), told the turns taken and the spending so far. Model
 // requests are retried with backoff when their activity fails (a worker crash,
-// a timeout). So are the calls of tools marked [robby.Tool.Idempotent]. A call
-// of any other tool runs at most once. If its worker dies, the model reads that
-// the call was interrupted ([robby.ErrInterrupted]).
+// a timeout). So are the calls of tools marked [robby.Tool.Idempotent], such
+// as an MCP tool annotated readOnlyHint or idempotentHint. A call of any
+// other tool runs at most once. If its worker dies, the model reads that the
+// call was interrupted ([robby.ErrInterrupted]).
 //
 // Calls of caller-run tools ([Request.CallerTools]) pause the run until a
 // signal brings the answer ([Run.SendToolResults]). So do calls that need an
