@@ -79,7 +79,7 @@ func TestConversationUsageStored(t *testing.T) {
 	assertUsage(t, robby.Usage{}, msgs[len(msgs)-1].Usage)
 
 	// A fork after the first call carries that call's usage.
-	fork, err := store.Fork(ctx, "alice", "c", 2)
+	fork, err := store.Fork(ctx, robby.Conversation{User: "alice"}, "c", 2)
 	require.NoError(t, err)
 	assertUsage(t, turns[0], fork.Usage)
 	third := newAgent()

@@ -28,11 +28,12 @@ import (
 // sharing the same database. Writes to one conversation are ordered by
 // [Store.Append]'s expected count.
 type Store interface {
-	// Create stores a new, empty conversation for c.User, with c.Title,
-	// c.Metadata and c.ID. When c.ID is empty, it picks an ID. It returns
-	// the conversation as stored, with its times set. It fails with
+	// Create stores a new conversation for c.User, with c.Title,
+	// c.Metadata and c.ID, holding msgs (often none). When c.ID is empty,
+	// it picks an ID. It is one atomic write. It returns the conversation
+	// as stored, with its times, count and usage set. It fails with
 	// [ErrConversationExists] when the user has one with that ID already.
-	Create(ctx context.Context, c Conversation) (Conversation, error)
+	Create(ctx context.Context, c Conversation, msgs ...Message) (Conversation, error)
 
 	// Load returns a conversation and its messages, in order.
 	Load(ctx context.Context, user, id string) (Conversation, []Message, error)
@@ -57,14 +58,14 @@ type Store interface {
 	// SetMetadata replaces a conversation's metadata with md.
 	SetMetadata(ctx context.Context, user, id string, md map[string]string) error
 
-	// Fork stores a new conversation holding the first n messages of
-	// conversation id, with the same user, title and metadata. It returns
-	// it, its usage that of those n messages. The original is left as it
-	// is, and each goes on alone. Robby's stores share those messages
-	// rather than copy them. So a fork costs the same however long the
-	// history. A chain of forks, each adding a few messages, stores each
-	// message once.
-	Fork(ctx context.Context, user, id string, n int64) (Conversation, error)
+	// Fork stores a new conversation c, as Create does, holding the first
+	// n messages of the user's conversation from, then msgs. It is one
+	// atomic write, and the fork's usage is that of the messages it holds.
+	// The original is left as it is, and each goes on alone. Robby's
+	// stores share those n messages rather than copy them. So a fork costs
+	// the same however long the history. A chain of forks, each adding a
+	// few messages, stores each message once.
+	Fork(ctx context.Context, c Conversation, from string, n int64, msgs ...Message) (Conversation, error)
 
 	// Delete removes a conversation and its messages. Forks of it keep
 	// theirs.

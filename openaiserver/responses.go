@@ -215,18 +215,15 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 		return run, nil
 	}
 	run.resp.Store = true
-	c, err := h.conversation(ctx, user, prev, run.resp)
-	if err != nil {
-		return nil, err
-	}
 	msgs := make([]robby.Message, len(raws))
 	for i, raw := range raws {
 		msgs[i].Chat = raw
 	}
-	if err := h.opts.Store.Append(ctx, user, c.ID, c.Messages, msgs...); err != nil {
+	c, err := h.conversation(ctx, user, prev, run.resp, msgs)
+	if err != nil {
 		return nil, err
 	}
-	run.stored = c.Messages + int64(len(msgs))
+	run.stored = c.Messages
 	run.conversation, run.resp.ID = c.ID, responseID(c.ID, run.stored)
 	run.job.ID = run.resp.ID
 	run.opts = append(run.opts, robby.WithConversation(h.opts.Store, user, c.ID))
@@ -308,26 +305,20 @@ func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversa
 	return c, history, nil
 }
 
-// conversation stores the conversation of a new response: a fork of the
-// previous response's, or a new one. It is titled with the model that answers.
-// Its metadata holds the response as it starts.
-func (h *Handler) conversation(ctx context.Context, user string, prev robby.Conversation, resp wireResponse) (robby.Conversation, error) {
+// conversation stores the conversation of a new response, holding its input
+// msgs: a fork of the previous response's, or a new one. It is titled with the
+// model that answers. Its metadata holds the response as it starts. It is one
+// write.
+func (h *Handler) conversation(ctx context.Context, user string, prev robby.Conversation, resp wireResponse, msgs []robby.Message) (robby.Conversation, error) {
 	md, err := responseMetadata(resp)
 	if err != nil {
 		return robby.Conversation{}, err
 	}
+	c := robby.Conversation{User: user, Title: resp.Model, Metadata: md}
 	if prev.ID == "" {
-		return h.opts.Store.Create(ctx, robby.Conversation{User: user, Title: resp.Model, Metadata: md})
+		return h.opts.Store.Create(ctx, c, msgs...)
 	}
-	c, err := h.opts.Store.Fork(ctx, user, prev.ID, prev.Messages)
-	if err == nil && c.Title != resp.Model {
-		c.Title = resp.Model
-		err = h.opts.Store.SetTitle(ctx, user, c.ID, resp.Model)
-	}
-	if err == nil {
-		err = h.opts.Store.SetMetadata(ctx, user, c.ID, md)
-	}
-	return c, err
+	return h.opts.Store.Fork(ctx, c, prev.ID, prev.Messages, msgs...)
 }
 
 // newResponse is the response object of a request, before its run.

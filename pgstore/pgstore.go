@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -77,7 +78,10 @@ type querier interface {
 }
 
 // Create implements [robby.Store].
-func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Conversation, error) {
+func (s *Store) Create(ctx context.Context, c robby.Conversation, msgs ...robby.Message) (robby.Conversation, error) {
+	if err := checkMessages(msgs); err != nil {
+		return robby.Conversation{}, err
+	}
 	if c.ID == "" {
 		c.ID = convstore.NewID()
 	}
@@ -90,12 +94,35 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 		if err != nil {
 			return err
 		}
-		return insertConversation(ctx, tx, c, seg)
+		if err := insertConversation(ctx, tx, c, seg); err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			return nil
+		}
+		return appendTo(ctx, tx, c.User, c.ID, 0, msgs, c.Created)
 	})
 	if err != nil {
 		return robby.Conversation{}, err
 	}
-	return c, nil
+	return counted(c, msgs), nil
+}
+
+// counted is c once msgs were appended to it.
+func counted(c robby.Conversation, msgs []robby.Message) robby.Conversation {
+	c.Messages += int64(len(msgs))
+	c.Usage = c.Usage.Add(convstore.SumUsage(msgs, usageOf))
+	return c
+}
+
+// usageOf is a message's usage.
+func usageOf(m robby.Message) robby.Usage { return m.Usage }
+
+// checkMessages checks messages to store.
+func checkMessages(msgs []robby.Message) error {
+	return convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
+		return m.Chat, m.Error, convstore.Usage(m.Usage)
+	})
 }
 
 // insertConversation stores c, writing to segment seg.
@@ -190,11 +217,15 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 // Append implements [robby.Store]: one statement counts the messages and
 // inserts them, if the conversation holds after.
 func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
-	if err := convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
-		return m.Chat, m.Error, convstore.Usage(m.Usage)
-	}); err != nil {
+	if err := checkMessages(msgs); err != nil {
 		return err
 	}
+	return appendTo(ctx, s.pool, user, id, after, msgs, convstore.Now())
+}
+
+// appendTo stores msgs at the end of a conversation that holds after. With
+// no msgs, it marks the conversation updated, if it holds after.
+func appendTo(ctx context.Context, q querier, user, id string, after int64, msgs []robby.Message, now time.Time) error {
 	chats, errs, agents := make([]*string, len(msgs)), make([]*string, len(msgs)), make([]string, len(msgs))
 	var tokens [5][]int64 // each of convstore.UsageColumns but cost, by message
 	for j := range tokens {
@@ -215,9 +246,9 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		}
 		costs[i] = u.Cost
 	}
-	args := append([]any{user, id, after, len(msgs), convstore.Now(), chats, errs},
+	args := append([]any{user, id, after, len(msgs), now, chats, errs},
 		tokens[0], tokens[1], tokens[2], tokens[3], tokens[4], costs)
-	tag, err := s.pool.Exec(ctx, `WITH c AS (
+	tag, err := q.Exec(ctx, `WITH c AS (
 			UPDATE robby_store_conversations SET messages = messages + $4, updated = $5,
 				prompt_tokens = least(prompt_tokens::numeric + $14, `+maxBigint+`)::bigint,
 				completion_tokens = least(completion_tokens::numeric + $15, `+maxBigint+`)::bigint,
@@ -230,14 +261,14 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, m.agent, $5, m.p, m.c, m.t, m.cp, m.r, m.cost
 		FROM c, unnest($6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
 			$13::float8[], $20::text[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, agent, ord)`,
-		append(append(args, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...), agents)...)
+		append(append(args, convstore.Usage(convstore.SumUsage(msgs, usageOf)).Args()...), agents)...)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == int64(len(msgs)) && len(msgs) > 0 {
 		return nil
 	}
-	c, _, err := getConversation(ctx, s.pool, user, id, "")
+	c, _, err := getConversation(ctx, q, user, id, "")
 	if err == nil && c.Messages != after {
 		err = fmt.Errorf("conversation %q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
 	}
@@ -297,45 +328,62 @@ func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]
 
 // Fork implements [robby.Store]. The fork shares the first n messages
 // with the conversation: it stores none of them again.
-func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
-	var fork robby.Conversation
+func (s *Store) Fork(ctx context.Context, c robby.Conversation, from string, n int64, msgs ...robby.Message) (robby.Conversation, error) {
+	if err := checkMessages(msgs); err != nil {
+		return robby.Conversation{}, err
+	}
+	if c.ID == "" {
+		c.ID = convstore.NewID()
+	}
+	c.Messages, c.Usage = n, robby.Usage{}
+	c.Metadata = maps.Clone(c.Metadata)
+	c.Created = convstore.Now()
+	c.Updated = c.Created
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		src, seg, err := getConversation(ctx, tx, user, id, "FOR SHARE")
+		src, seg, err := getConversation(ctx, tx, c.User, from, "FOR SHARE")
 		if err != nil {
 			return err
 		}
 		if err := convstore.CheckFork(src.ID, src.Messages, n); err != nil {
 			return err
 		}
-		now := convstore.Now()
-		fork = robby.Conversation{ID: convstore.NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
-			Messages: n, Created: now, Updated: now}
-		if n == src.Messages {
-			fork.Usage = src.Usage // else the first n messages' sum, below
-		}
 		parent, err := holder(ctx, tx, seg, n)
 		if err != nil {
 			return err
 		}
-		if n < src.Messages {
-			err := tx.QueryRow(ctx, chain+`SELECT `+sumUsage+` FROM chain, LATERAL (
-					SELECT `+convstore.UsageColumns+` FROM robby_store_messages
-					WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
-				) m`, parent, n).Scan((*convstore.Usage)(&fork.Usage).Dest()...)
-			if err != nil {
-				return err
-			}
+		if c.Usage, err = usageUpTo(ctx, tx, src, parent, n); err != nil {
+			return err
 		}
-		forkSeg, err := newSegment(ctx, tx, user, parent, n)
+		forkSeg, err := newSegment(ctx, tx, c.User, parent, n)
 		if err != nil {
 			return err
 		}
-		return insertConversation(ctx, tx, fork, forkSeg)
+		if err := insertConversation(ctx, tx, c, forkSeg); err != nil {
+			return err
+		}
+		if len(msgs) == 0 {
+			return nil
+		}
+		return appendTo(ctx, tx, c.User, c.ID, n, msgs, c.Created)
 	})
 	if err != nil {
 		return robby.Conversation{}, err
 	}
-	return fork, nil
+	return counted(c, msgs), nil
+}
+
+// usageUpTo sums the usage of the first n messages of conversation src.
+// Segment seg holds message n ([holder]).
+func usageUpTo(ctx context.Context, q querier, src robby.Conversation, seg, n int64) (robby.Usage, error) {
+	if n == src.Messages {
+		return src.Usage, nil
+	}
+	var u robby.Usage
+	err := q.QueryRow(ctx, chain+`SELECT `+sumUsage+` FROM chain, LATERAL (
+			SELECT `+convstore.UsageColumns+` FROM robby_store_messages
+			WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
+		) m`, seg, n).Scan((*convstore.Usage)(&u).Dest()...)
+	return u, err
 }
 
 // Delete implements [robby.Store]. Messages that forks share stay until

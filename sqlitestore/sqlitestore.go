@@ -140,7 +140,10 @@ func scanConversation(row interface{ Scan(...any) error }, extra ...any) (robby.
 }
 
 // Create implements [robby.Store].
-func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Conversation, error) {
+func (s *Store) Create(ctx context.Context, c robby.Conversation, msgs ...robby.Message) (robby.Conversation, error) {
+	if err := checkMessages(msgs); err != nil {
+		return robby.Conversation{}, err
+	}
 	if c.ID == "" {
 		c.ID = convstore.NewID()
 	}
@@ -153,12 +156,32 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation) (robby.Convers
 		if err != nil {
 			return err
 		}
-		return insertConversation(ctx, tx, c, seg)
+		if err := insertConversation(ctx, tx, c, seg); err != nil {
+			return err
+		}
+		return appendTx(ctx, tx, c.User, c.ID, 0, msgs, c.Created)
 	})
 	if err != nil {
 		return robby.Conversation{}, err
 	}
-	return c, nil
+	return counted(c, msgs), nil
+}
+
+// counted is c once msgs were appended to it.
+func counted(c robby.Conversation, msgs []robby.Message) robby.Conversation {
+	c.Messages += int64(len(msgs))
+	c.Usage = c.Usage.Add(convstore.SumUsage(msgs, usageOf))
+	return c
+}
+
+// usageOf is a message's usage.
+func usageOf(m robby.Message) robby.Usage { return m.Usage }
+
+// checkMessages checks messages to store.
+func checkMessages(msgs []robby.Message) error {
+	return convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
+		return m.Chat, m.Error, convstore.Usage(m.Usage)
+	})
 }
 
 // insertConversation stores c, writing to segment seg.
@@ -256,26 +279,36 @@ func getConversation(ctx context.Context, tx stmtTx, user, id string) (robby.Con
 
 // Append implements [robby.Store].
 func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
-	if err := convstore.CheckMessages(msgs, func(m robby.Message) (json.RawMessage, string, convstore.Usage) {
-		return m.Chat, m.Error, convstore.Usage(m.Usage)
-	}); err != nil {
+	if err := checkMessages(msgs); err != nil {
 		return err
 	}
 	now := convstore.Now()
 	return s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
-		seg, err := touch(ctx, tx, user, id, after, msgs, now)
-		if err != nil {
+		if len(msgs) == 0 {
+			_, err := touch(ctx, tx, user, id, after, nil, now)
 			return err
 		}
-		for i, m := range msgs {
-			errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
-			args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, m.Agent, now.UnixMicro()}, convstore.Usage(m.Usage).Args()...)
-			if _, err := tx.ExecContext(ctx, insertMessage, args...); err != nil {
-				return err
-			}
-		}
-		return nil
+		return appendTx(ctx, tx, user, id, after, msgs, now)
 	})
+}
+
+// appendTx stores msgs at the end of a conversation that holds after.
+func appendTx(ctx context.Context, tx stmtTx, user, id string, after int64, msgs []robby.Message, now time.Time) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	seg, err := touch(ctx, tx, user, id, after, msgs, now)
+	if err != nil {
+		return err
+	}
+	for i, m := range msgs {
+		errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
+		args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, m.Agent, now.UnixMicro()}, convstore.Usage(m.Usage).Args()...)
+		if _, err := tx.ExecContext(ctx, insertMessage, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // insertMessage stores a message.
@@ -286,7 +319,7 @@ const insertMessage = `INSERT INTO robby_store_messages
 // marks it updated. It returns the segment the conversation writes to.
 func touch(ctx context.Context, tx stmtTx, user, id string, after int64, msgs []robby.Message, now time.Time) (int64, error) {
 	var seg int64
-	args := append([]any{len(msgs), now.UnixMicro()}, convstore.Usage(convstore.SumUsage(msgs, func(m robby.Message) robby.Usage { return m.Usage })).Args()...)
+	args := append([]any{len(msgs), now.UnixMicro()}, convstore.Usage(convstore.SumUsage(msgs, usageOf)).Args()...)
 	// A count's sum stops at the largest int64. SQLite makes an integer sum
 	// that overflows a REAL, which min brings back to the bound.
 	err := tx.QueryRowContext(ctx, `UPDATE robby_store_conversations SET messages = messages + ?, updated = ?,
@@ -373,44 +406,58 @@ func checkFound(r sql.Result, err error, id string) error {
 
 // Fork implements [robby.Store]. The fork shares the first n messages
 // with the conversation: it stores none of them again.
-func (s *Store) Fork(ctx context.Context, user, id string, n int64) (robby.Conversation, error) {
-	var fork robby.Conversation
+func (s *Store) Fork(ctx context.Context, c robby.Conversation, from string, n int64, msgs ...robby.Message) (robby.Conversation, error) {
+	if err := checkMessages(msgs); err != nil {
+		return robby.Conversation{}, err
+	}
+	if c.ID == "" {
+		c.ID = convstore.NewID()
+	}
+	c.Messages, c.Usage = n, robby.Usage{}
+	c.Metadata = maps.Clone(c.Metadata)
+	c.Created = convstore.Now()
+	c.Updated = c.Created
 	err := s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
-		src, seg, err := getConversation(ctx, tx, user, id)
+		src, seg, err := getConversation(ctx, tx, c.User, from)
 		if err != nil {
 			return err
 		}
 		if err := convstore.CheckFork(src.ID, src.Messages, n); err != nil {
 			return err
 		}
-		now := convstore.Now()
-		fork = robby.Conversation{ID: convstore.NewID(), User: src.User, Title: src.Title, Metadata: maps.Clone(src.Metadata),
-			Messages: n, Created: now, Updated: now}
-		if n == src.Messages {
-			fork.Usage = src.Usage // else the first n messages' sum, below
-		}
 		parent, err := holder(ctx, tx, seg, n)
 		if err != nil {
 			return err
 		}
-		if n < src.Messages {
-			err := tx.QueryRowContext(ctx, chain+`SELECT `+sumUsage+` FROM chain JOIN robby_store_messages m
-				ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi`, n, parent).
-				Scan((*convstore.Usage)(&fork.Usage).Dest()...)
-			if err != nil {
-				return err
-			}
+		if c.Usage, err = usageUpTo(ctx, tx, src, parent, n); err != nil {
+			return err
 		}
-		forkSeg, err := newSegment(ctx, tx, user, parent, n)
+		forkSeg, err := newSegment(ctx, tx, c.User, parent, n)
 		if err != nil {
 			return err
 		}
-		return insertConversation(ctx, tx, fork, forkSeg)
+		if err := insertConversation(ctx, tx, c, forkSeg); err != nil {
+			return err
+		}
+		return appendTx(ctx, tx, c.User, c.ID, n, msgs, c.Created)
 	})
 	if err != nil {
 		return robby.Conversation{}, err
 	}
-	return fork, nil
+	return counted(c, msgs), nil
+}
+
+// usageUpTo sums the usage of the first n messages of conversation src.
+// Segment seg holds message n ([holder]).
+func usageUpTo(ctx context.Context, tx stmtTx, src robby.Conversation, seg, n int64) (robby.Usage, error) {
+	if n == src.Messages {
+		return src.Usage, nil
+	}
+	var u robby.Usage
+	err := tx.QueryRowContext(ctx, chain+`SELECT `+sumUsage+` FROM chain JOIN robby_store_messages m
+		ON m.segment = chain.segment AND m.seq > chain.lo AND m.seq <= chain.hi`, n, seg).
+		Scan((*convstore.Usage)(&u).Dest()...)
+	return u, err
 }
 
 // Delete implements [robby.Store]. Messages that forks share stay until

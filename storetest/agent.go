@@ -29,7 +29,7 @@ func testAgents(t *testing.T, s robby.Store) {
 		return names
 	}
 	assert.Equal(t, []string{"triage", "", "billing", "billing"}, agents("a"))
-	f, err := s.Fork(ctx, "u", "a", 3)
+	f, err := s.Fork(ctx, robby.Conversation{User: "u"}, "a", 3)
 	require.NoError(t, err)
 	require.NoError(t, s.Append(ctx, "u", f.ID, 3, by(answer("refunded", robby.Usage{}), "billing")))
 	assert.Equal(t, []string{"triage", "", "billing", "billing"}, agents(f.ID))

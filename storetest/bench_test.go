@@ -266,7 +266,7 @@ func BenchmarkStoreContinue(b *testing.B) {
 				at := int64(2 * depth)
 				b.ResetTimer()
 				for i := range b.N {
-					f, err := s.Fork(ctx, "u", tip, at)
+					f, err := s.Fork(ctx, robby.Conversation{User: "u"}, tip, at)
 					if err != nil {
 						b.Fatal(err)
 					}

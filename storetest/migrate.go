@@ -26,7 +26,7 @@ func CheckMigrated(t *testing.T, s robby.Store) {
 	_, msgs = load(t, s, "bob", "c")
 	assert.Equal(t, []string{"b1"}, msgs)
 
-	f, err := s.Fork(ctx, "alice", "c", 1)
+	f, err := s.Fork(ctx, robby.Conversation{User: "alice"}, "c", 1)
 	require.NoError(t, err)
 	require.NoError(t, s.Delete(ctx, "alice", "c"))
 	require.NoError(t, s.Append(ctx, "alice", f.ID, 1, Chat("again"), answer("yes", usageOf(8))))

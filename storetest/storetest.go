@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) robby.Store) {
 		{"Users", testUsers},
 		{"List", testList},
 		{"Fork", testFork},
+		{"ForkWith", testForkWith},
 		{"ForkChain", testForkChain},
 		{"ConcurrentForkDelete", testConcurrentForkDelete},
 		{"TitleDelete", testTitleDelete},
@@ -84,7 +85,7 @@ func ForkChainSized(t testing.TB, s robby.Store, user string, k, size int) strin
 	require.NoError(t, err)
 	for i := range k {
 		if i > 0 {
-			if c, err = s.Fork(ctx, user, c.ID, c.Messages); err != nil {
+			if c, err = s.Fork(ctx, robby.Conversation{User: user}, c.ID, c.Messages); err != nil {
 				require.NoError(t, err)
 			}
 		}
@@ -201,7 +202,7 @@ func testUsers(t *testing.T, s robby.Store) {
 	assert.ErrorIs(t, err, robby.ErrNoConversation)
 	assert.ErrorIs(t, s.Append(ctx, "bob", "private", 1, Chat("intrusion")), robby.ErrNoConversation)
 	assert.ErrorIs(t, s.SetTitle(ctx, "bob", "private", "mine"), robby.ErrNoConversation)
-	_, err = s.Fork(ctx, "bob", "private", 1)
+	_, err = s.Fork(ctx, robby.Conversation{User: "bob"}, "private", 1)
 	assert.ErrorIs(t, err, robby.ErrNoConversation)
 	assert.ErrorIs(t, s.Delete(ctx, "bob", "private"), robby.ErrNoConversation)
 	_, _, err = s.Load(ctx, "", "private")
@@ -275,11 +276,11 @@ func testFork(t *testing.T, s robby.Store) {
 	create(t, s, "u", "src", "Trip")
 	require.NoError(t, s.Append(ctx, "u", "src", 0, Chat("a"), Chat("b"), robby.Message{Error: "e"}, Chat("c"), Chat("d")))
 
-	fork, err := s.Fork(ctx, "u", "src", 3)
+	fork, err := s.Fork(ctx, robby.Conversation{User: "u", Title: "Detour"}, "src", 3)
 	require.NoError(t, err)
 	assert.NotEqual(t, "src", fork.ID)
 	assert.Equal(t, "u", fork.User)
-	assert.Equal(t, "Trip", fork.Title)
+	assert.Equal(t, "Detour", fork.Title, "the fork's title is the one given")
 	assert.Equal(t, int64(3), fork.Messages)
 	_, msgs := load(t, s, "u", fork.ID)
 	assert.Equal(t, []string{"a", "b", "error: e"}, msgs)
@@ -290,15 +291,57 @@ func testFork(t *testing.T, s robby.Store) {
 	_, msgs = load(t, s, "u", "src")
 	assert.Equal(t, []string{"a", "b", "error: e", "c", "d"}, msgs, "the original is left as it was")
 
-	empty, err := s.Fork(ctx, "u", "src", 0)
+	empty, err := s.Fork(ctx, robby.Conversation{User: "u"}, "src", 0)
 	require.NoError(t, err)
 	_, msgs = load(t, s, "u", empty.ID)
 	assert.Empty(t, msgs)
 
-	_, err = s.Fork(ctx, "u", "src", 6)
+	_, err = s.Fork(ctx, robby.Conversation{User: "u"}, "src", 6)
 	assert.Error(t, err, "fork past the end")
-	_, err = s.Fork(ctx, "u", "missing", 0)
+	_, err = s.Fork(ctx, robby.Conversation{User: "u"}, "missing", 0)
 	assert.ErrorIs(t, err, robby.ErrNoConversation)
+}
+
+// testForkWith forks with the new conversation's ID and metadata and its
+// first messages, in one write, and creates a conversation with messages.
+func testForkWith(t *testing.T, s robby.Store) {
+	ctx := context.Background()
+	md := map[string]string{"response": "r1"}
+	src, err := s.Create(ctx, robby.Conversation{User: "u", ID: "src", Title: "T"},
+		Chat("a"), robby.Message{Chat: Chat("b").Chat, Usage: robby.Usage{PromptTokens: 3, TotalTokens: 3}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), src.Messages, "created with its messages")
+	assert.Equal(t, int64(3), src.Usage.TotalTokens)
+	_, msgs := load(t, s, "u", "src")
+	assert.Equal(t, []string{"a", "b"}, msgs)
+
+	in := []robby.Message{Chat("c"), {Chat: Chat("d").Chat, Agent: "pricing", Usage: robby.Usage{TotalTokens: 4}}}
+	fork, err := s.Fork(ctx, robby.Conversation{User: "u", ID: "next", Title: "m", Metadata: md}, "src", 2, in...)
+	require.NoError(t, err)
+	assert.Equal(t, "next", fork.ID)
+	assert.Equal(t, int64(4), fork.Messages)
+	assert.Equal(t, int64(7), fork.Usage.TotalTokens, "the shared messages' usage and the new ones'")
+	got, all, err := s.Load(ctx, "u", "next")
+	require.NoError(t, err)
+	assert.Equal(t, "m", got.Title)
+	assert.Equal(t, md, got.Metadata)
+	assert.Equal(t, int64(7), got.Usage.TotalTokens)
+	require.Len(t, all, 4)
+	assert.Equal(t, "pricing", all[3].Agent)
+	_, msgs = load(t, s, "u", "next")
+	assert.Equal(t, []string{"a", "b", "c", "d"}, msgs)
+	require.NoError(t, s.Append(ctx, "u", "next", 4, Chat("e")), "a fork goes on from its count")
+
+	_, err = s.Fork(ctx, robby.Conversation{User: "u", ID: "next"}, "src", 1, Chat("x"))
+	assert.ErrorIs(t, err, robby.ErrConversationExists)
+	_, err = s.Fork(ctx, robby.Conversation{User: "bob"}, "src", 1)
+	assert.ErrorIs(t, err, robby.ErrNoConversation, "another user's conversation is not found")
+	_, err = s.Create(ctx, robby.Conversation{User: "u", ID: "bad"}, robby.Message{})
+	assert.Error(t, err, "a message with neither chat nor error")
+	_, _, err = s.Load(ctx, "u", "bad")
+	assert.ErrorIs(t, err, robby.ErrNoConversation, "nothing stored of a refused create")
+	_, msgs = load(t, s, "u", "src")
+	assert.Equal(t, []string{"a", "b"}, msgs, "the original is left as it was")
 }
 
 // testForkChain forks forks, at their end and inside what they share. It
@@ -309,10 +352,14 @@ func testForkChain(t *testing.T, s robby.Store) {
 	require.NoError(t, s.Append(ctx, "u", "a", 0, Chat("a1"), Chat("a2")))
 	fork := func(id string, n int64, add ...string) string {
 		t.Helper()
-		f, err := s.Fork(ctx, "u", id, n)
+		first := make([]robby.Message, 0, 1) // the first new message in the fork's own write
+		if len(add) > 0 {
+			first = append(first, Chat(add[0]))
+		}
+		f, err := s.Fork(ctx, robby.Conversation{User: "u"}, id, n, first...)
 		require.NoError(t, err)
-		for i, text := range add {
-			require.NoError(t, s.Append(ctx, "u", f.ID, n+int64(i), Chat(text)))
+		for i, text := range add[len(first):] {
+			require.NoError(t, s.Append(ctx, "u", f.ID, n+int64(len(first)+i), Chat(text)))
 		}
 		return f.ID
 	}
@@ -350,7 +397,7 @@ func testForkChain(t *testing.T, s robby.Store) {
 		assert.ErrorIs(t, err, robby.ErrNoConversation)
 		check()
 	}
-	_, err := s.Fork(ctx, "u", b, 1)
+	_, err := s.Fork(ctx, robby.Conversation{User: "u"}, b, 1)
 	assert.ErrorIs(t, err, robby.ErrNoConversation, "a deleted conversation cannot be forked")
 
 	// The survivors go on, and fork again, over what the deleted held.
@@ -390,7 +437,7 @@ func testConcurrentForkDelete(t *testing.T, s robby.Store) {
 	forked.Add(workers)
 	for w := range workers {
 		g.Go(func() error {
-			f, err := s.Fork(ctx, "u", "root", int64(1+w%3))
+			f, err := s.Fork(ctx, robby.Conversation{User: "u"}, "root", int64(1+w%3))
 			forked.Done()
 			if err != nil {
 				return err
@@ -398,7 +445,7 @@ func testConcurrentForkDelete(t *testing.T, s robby.Store) {
 			if err := s.Append(ctx, "u", f.ID, f.Messages, Chat(fmt.Sprint("w", w))); err != nil {
 				return err
 			}
-			again, err := s.Fork(ctx, "u", f.ID, f.Messages+1)
+			again, err := s.Fork(ctx, robby.Conversation{User: "u"}, f.ID, f.Messages+1)
 			if err != nil {
 				return err
 			}
@@ -456,9 +503,9 @@ func testMetadata(t *testing.T, s robby.Store) {
 	require.Len(t, page, 1)
 	assert.Equal(t, md, page[0].Metadata)
 
-	fork, err := s.Fork(ctx, "u", "c", 0)
+	fork, err := s.Fork(ctx, robby.Conversation{User: "u", Metadata: md}, "c", 0)
 	require.NoError(t, err)
-	assert.Equal(t, md, fork.Metadata, "a fork has the metadata")
+	assert.Equal(t, md, fork.Metadata, "a fork has the metadata given")
 	time.Sleep(2 * time.Millisecond)
 	require.NoError(t, s.SetMetadata(ctx, "u", "c", map[string]string{"status": "done"}))
 	got, _ = load(t, s, "u", "c")
@@ -580,7 +627,7 @@ func CheckDeepChain(t testing.TB, s robby.Store, user, tip string, k int, messag
 	assert.JSONEq(t, `{"content":"q0","role":"user"}`, string(msgs[0].Chat))
 	assert.JSONEq(t, fmt.Sprintf(`{"content":"a%d","role":"user"}`, k-1), string(msgs[2*k-1].Chat))
 
-	fork, err := s.Fork(ctx, user, tip, int64(2*k))
+	fork, err := s.Fork(ctx, robby.Conversation{User: user}, tip, int64(2*k))
 	require.NoError(t, err)
 	require.NoError(t, s.Delete(ctx, user, tip))
 	_, msgs, err = s.Load(ctx, user, fork.ID)

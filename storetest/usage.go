@@ -60,7 +60,7 @@ func testUsage(t *testing.T, s robby.Store) {
 
 	// A fork counts the messages it holds, at the end or inside.
 	for n, u := range map[int64]robby.Usage{5: sum(8, 16, 32), 4: sum(8, 16), 3: sum(8), 2: sum(8), 1: {}, 0: {}} {
-		f, err := s.Fork(ctx, "u", "a", n)
+		f, err := s.Fork(ctx, robby.Conversation{User: "u"}, "a", n)
 		require.NoError(t, err)
 		assert.Equal(t, u, f.Usage, "fork at %d", n)
 		loaded, _, err := s.Load(ctx, "u", f.ID)
@@ -68,13 +68,13 @@ func testUsage(t *testing.T, s robby.Store) {
 		assert.Equal(t, u, loaded.Usage, "fork at %d, loaded", n)
 	}
 	// A fork of a fork inside what it shares, after its source went on.
-	b, err := s.Fork(ctx, "u", "a", 4)
+	b, err := s.Fork(ctx, robby.Conversation{User: "u"}, "a", 4)
 	require.NoError(t, err)
 	require.NoError(t, s.Append(ctx, "u", b.ID, 4, answer("b5", usageOf(128))))
-	d, err := s.Fork(ctx, "u", b.ID, 5)
+	d, err := s.Fork(ctx, robby.Conversation{User: "u"}, b.ID, 5)
 	require.NoError(t, err)
 	assert.Equal(t, sum(8, 16, 128), d.Usage)
-	e, err := s.Fork(ctx, "u", b.ID, 2)
+	e, err := s.Fork(ctx, robby.Conversation{User: "u"}, b.ID, 2)
 	require.NoError(t, err)
 	assert.Equal(t, sum(8), e.Usage)
 	require.NoError(t, s.Delete(ctx, "u", "a"))
@@ -128,7 +128,7 @@ func testUsageSaturates(t *testing.T, s robby.Store) {
 	require.Len(t, page, 1)
 	assert.Equal(t, want, page[0].Usage)
 	for _, at := range []int64{4, 3} {
-		f, err := s.Fork(ctx, "u", "big", at)
+		f, err := s.Fork(ctx, robby.Conversation{User: "u"}, "big", at)
 		require.NoError(t, err, "fork at %d", at)
 		_, _, err = s.Load(ctx, "u", f.ID)
 		require.NoError(t, err, "fork at %d", at)
