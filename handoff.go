@@ -247,6 +247,9 @@ func (a *Agent) runTeam(ctx context.Context, prompt messages, rc *runConfig, emi
 		tr.rc.caller = append(slices.Clip(rc.caller), a.core.team.defs[c.name]...)
 		r, err := tr.runAs(ctx, c, prompt)
 		res.merge(r)
+		for range r.Messages {
+			res.Agents = append(res.Agents, c.name)
+		}
 		res.Pending = r.Pending
 		if err != nil {
 			return res, err
@@ -346,6 +349,7 @@ func (tr *teamRun) handOff(ctx context.Context, from *core, pending []ToolCall) 
 	a.tags = append(a.tags, append(agents, to.name)...)
 	a.mu.Unlock()
 	res.Messages = append(res.Messages, ms.list...)
+	res.Agents = append(res.Agents, append(agents, to.name)...)
 	t := Transfer{From: from.name, To: to.name, Reason: args.Reason}
 	res.Handoffs = append(res.Handoffs, t)
 	emitEvent(tr.emit, Event{Kind: EventHandoff, Turn: res.Turns, Transfer: &t})

@@ -155,6 +155,11 @@ func TestHandoffReturnRule(t *testing.T) {
 		assert.Equal(t, "triage", res.Agent)
 		assert.Equal(t, []Transfer{{"triage", "billing", "r"}, {"billing", "triage", "not billing"}}, res.Handoffs)
 		assert.Equal(t, 3, res.Turns)
+		// Each message's agent: the prompt, the transfer and its result,
+		// then the note to billing, billing's transfer and its result, the
+		// note to triage, and triage's answer.
+		assert.Equal(t, []string{"triage", "triage", "triage", "billing", "billing", "billing", "triage", "triage"}, res.Agents)
+		assert.Len(t, res.Messages, len(res.Agents))
 		assert.Equal(t, `[{"content":"You route.","role":"system"},{"role":"user","content":"Help"},`+
 			`{"role":"user","content":"Agent triage handed the conversation over to you. Reason: r"},`+
 			`{"role":"user","content":"Agent billing handed the conversation over to you. Reason: not billing"}]`, messagesOf(t, srv.Requests()[2]))

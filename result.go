@@ -40,6 +40,10 @@ type Result struct {
 	Agent string
 	// Handoffs are the handoffs of the run, in order ([WithHandoffs]).
 	Handoffs []Transfer
+	// Agents names, for each of Messages, the agent of a team that wrote
+	// it or took it in, as a store keeps it ([Message].Agent). It is nil
+	// for the run of an agent that is not a team's root ([WithTeam]).
+	Agents []string
 }
 
 // Usage counts the tokens of model calls, as the provider reported them,

@@ -64,6 +64,11 @@
 //     appended to it at once, the output when the run ends. Such a response
 //     is kept in its conversation only: it is not read back by its own ID.
 //
+// A team's root ([robby.WithTeam]) answers as any agent. Each output item has
+// one field OpenAI's have not: "agent", the name of the team's agent that
+// wrote it ([robby.Result.Agents]), in the response as POST and GET return it
+// and in response.completed.
+//
 // A response is streamed or not, or runs in the background. A stream sends
 // response.created and response.in_progress at once, before the model is asked,
 // so the client has the response's ID. Then come response.output_item.added,

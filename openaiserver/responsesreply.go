@@ -41,12 +41,16 @@ func (rr *responsesReply) complete(res *robby.Result, err error) {
 func (rr *responsesReply) done(res *robby.Result, err error) {
 	rr.res = res
 	raws := make([]json.RawMessage, 0, len(res.Messages))
-	for _, m := range res.Messages {
+	var agents []string // a team's: each message's agent
+	for i, m := range res.Messages {
 		if raw, err := m.MarshalJSON(); err == nil {
 			raws = append(raws, raw)
+			if i < len(res.Agents) {
+				agents = append(agents, res.Agents[i])
+			}
 		}
 	}
-	rr.resp.Output = outputItems(rr.resp.ID, raws)
+	rr.resp.Output = outputItems(rr.resp.ID, raws, agents)
 	if rr.resp.Text.structured() && err == nil && len(res.Pending) == 0 {
 		// The answer alone: not the answers repaired before it, nor the
 		// answer tool's call.
@@ -77,20 +81,26 @@ type storedMessage struct {
 // outputItems returns the output of a response whose run made msgs. It holds
 // the text of each assistant message, then the last one's calls that have no
 // result: the calls of the client's functions. The agent's own tool calls and
-// results stay out, as in a chat completion.
-func outputItems(id string, msgs []json.RawMessage) []wireOutputItem {
+// results stay out, as in a chat completion. agents, if not nil, names each
+// message's agent (a team's): each item names it too.
+func outputItems(id string, msgs []json.RawMessage, agents []string) []wireOutputItem {
 	items := []wireOutputItem{}
 	var last []wireToolCall
+	var lastAgent string
 	results := map[string]bool{}
-	for _, raw := range msgs {
+	for i, raw := range msgs {
 		var m storedMessage
 		if json.Unmarshal(raw, &m) != nil {
 			continue
 		}
 		switch m.Role {
 		case "assistant":
+			if i < len(agents) {
+				lastAgent = agents[i]
+			}
 			if t := chattext.Content(m.Content); t != "" {
 				items = append(items, messageItem(id, len(items), t, "completed"))
+				items[len(items)-1].Agent = lastAgent
 			}
 			last = m.ToolCalls
 		case "tool":
@@ -100,6 +110,7 @@ func outputItems(id string, msgs []json.RawMessage) []wireOutputItem {
 	for _, c := range last {
 		if !results[c.ID] {
 			items = append(items, callItem(id, len(items), c, "completed"))
+			items[len(items)-1].Agent = lastAgent
 		}
 	}
 	return items

@@ -119,6 +119,7 @@ func (h *Handler) stored(ctx context.Context, user, id, requestID string) (wireR
 		}
 	}
 	var own []json.RawMessage
+	var agents []string
 	for _, m := range msgs[start:] {
 		if m.Chat == nil {
 			if !recorded { // a response stored before records were kept
@@ -127,10 +128,10 @@ func (h *Handler) stored(ctx context.Context, user, id, requestID string) (wireR
 			}
 			continue
 		}
-		own = append(own, m.Chat)
+		own, agents = append(own, m.Chat), append(agents, m.Agent)
 	}
 	if len(resp.Output) == 0 {
-		resp.Output = outputItems(id, own)
+		resp.Output = outputItems(id, own, agents)
 	}
 	return resp, nil
 }

@@ -113,6 +113,7 @@ type wireOutputItem struct {
 	CallID    string           `json:"call_id,omitempty"`
 	Name      string           `json:"name,omitempty"`
 	Arguments *string          `json:"arguments,omitempty"`
+	Agent     string           `json:"agent,omitempty"` // robby's: the team's agent that wrote it
 }
 
 // wireOutputText is the content of an assistant message.
