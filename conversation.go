@@ -51,6 +51,30 @@ func WithConversation(store Store, user, id string) RunOption {
 	}
 }
 
+// WithStoredConversation is [WithConversation] for a caller that holds
+// conversation c of store as stored: c and its messages, as [Store.Load]
+// returns them, or as the caller just wrote them ([Store.Fork]). The run
+// starts from them without reading the store again. Had the conversation
+// changed meanwhile, the run's first save fails with an error wrapping
+// [ErrConflict], as with WithConversation. A server that has just stored a
+// request's input so saves a read a request. The option is for one run:
+// another run with it would start from the same messages, and fail so.
+func WithStoredConversation(store Store, c Conversation, msgs []Message) RunOption {
+	return func(rc *runConfig) error {
+		if store == nil || c.ID == "" || int64(len(msgs)) != c.Messages {
+			return errors.New("robby: WithStoredConversation: a store, a conversation ID and its messages are needed")
+		}
+		rc.journal = &journal{store: store, user: c.User, id: c.ID, held: &held{c, msgs}}
+		return nil
+	}
+}
+
+// held is a stored conversation a journal starts from without loading it.
+type held struct {
+	c    Conversation
+	msgs []Message
+}
+
 // ErrInterrupted is the error a call's result reports when the run that made
 // the call stopped before the tool returned. That happens when the process
 // crashed and the tool is not [Tool.Idempotent]. The model reads it.
@@ -72,6 +96,7 @@ type journal struct {
 	count    int64  // messages stored
 	loaded   bool
 	err      error // the first failed save; later saves do nothing
+	held     *held // the conversation as stored, given: not loaded
 }
 
 // load replaces a's conversation with the stored one, creating it if
@@ -96,13 +121,7 @@ func (j *journal) open(ctx context.Context, a *Agent, prompt messages) error {
 	if j == nil {
 		return nil
 	}
-	c, stored, err := j.store.Load(ctx, j.user, j.id)
-	if errors.Is(err, ErrNoConversation) {
-		c, err = j.store.Create(ctx, Conversation{User: j.user, ID: j.id, Title: titleOf(prompt)})
-		if errors.Is(err, ErrConversationExists) { // created meanwhile
-			c, stored, err = j.store.Load(ctx, j.user, j.id)
-		}
-	}
+	c, stored, err := j.fetch(ctx, prompt)
 	if err != nil {
 		return fmt.Errorf("loading conversation %q: %w", j.id, err)
 	}
@@ -130,6 +149,22 @@ func (j *journal) open(ctx context.Context, a *Agent, prompt messages) error {
 	a.mu.Unlock()
 	j.count, j.loaded, j.agent = c.Messages, true, a
 	return nil
+}
+
+// fetch returns the stored conversation: the one held, else loaded, or
+// created when there is none.
+func (j *journal) fetch(ctx context.Context, prompt messages) (Conversation, []Message, error) {
+	if j.held != nil {
+		return j.held.c, j.held.msgs, nil
+	}
+	c, stored, err := j.store.Load(ctx, j.user, j.id)
+	if errors.Is(err, ErrNoConversation) {
+		c, err = j.store.Create(ctx, Conversation{User: j.user, ID: j.id, Title: titleOf(prompt)})
+		if errors.Is(err, ErrConversationExists) { // created meanwhile
+			c, stored, err = j.store.Load(ctx, j.user, j.id)
+		}
+	}
+	return c, stored, err
 }
 
 // moveTo makes a the agent whose unsaved usage the journal's saves store.

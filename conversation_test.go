@@ -166,3 +166,52 @@ func TestWithConversationResume(t *testing.T) {
 	assert.Equal(t, "c2", msgs[3].ToolCallID)
 	assert.Contains(t, msgs[3].Content, "interrupted")
 }
+
+// loadCounter is a store that counts its loads.
+type loadCounter struct {
+	robby.Store
+	loads atomic.Int32
+}
+
+func (s *loadCounter) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
+	s.loads.Add(1)
+	return s.Store.Load(ctx, user, id)
+}
+
+func TestWithStoredConversation(t *testing.T) {
+	ctx := context.Background()
+	store := &loadCounter{Store: openStore(t)}
+	srv := robbytest.NewServer()
+	defer srv.Close()
+	a, err := robby.New(robby.WithBaseURL(srv.URL), robby.WithModel("m"))
+	require.NoError(t, err)
+	defer a.Close()
+	chat := func(role, text string) robby.Message {
+		b, _ := json.Marshal(map[string]string{"role": role, "content": text})
+		return robby.Message{Chat: b}
+	}
+	msgs := []robby.Message{chat("user", "Hi"), chat("assistant", "Hello"), chat("user", "Again?")}
+	c, err := store.Create(ctx, robby.Conversation{User: "alice", ID: "c1"}, msgs...)
+	require.NoError(t, err)
+
+	srv.Reply(robbytest.Text("Again."))
+	res, err := a.Clone().Resume(ctx, robby.WithStoredConversation(store, c, msgs))
+	require.NoError(t, err)
+	assert.Equal(t, "Again.", res.Text)
+	assert.Zero(t, store.loads.Load(), "the run starts from the messages given, without loading them")
+	reqs := srv.Requests()
+	assert.Len(t, reqs[len(reqs)-1].Messages, 3, "the model reads the stored conversation")
+	assert.Equal(t, []string{"user: Hi", "assistant: Hello", "user: Again?", "assistant: Again."}, stored(t, store, "alice", "c1"))
+
+	// The same snapshot, now stale: the first save finds the conversation
+	// changed, and stores nothing.
+	srv.Reply(robbytest.Text("never stored"))
+	_, err = a.Clone().Run(ctx, "More", robby.WithStoredConversation(store, c, msgs))
+	assert.ErrorIs(t, err, robby.ErrConflict)
+	assert.Len(t, stored(t, store, "alice", "c1"), 4)
+
+	_, err = a.Clone().Run(ctx, "x", robby.WithStoredConversation(store, c, msgs[:1]))
+	assert.Error(t, err, "messages that are not the conversation's count")
+	_, err = a.Clone().Run(ctx, "x", robby.WithStoredConversation(nil, c, msgs))
+	assert.Error(t, err)
+}

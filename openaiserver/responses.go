@@ -181,12 +181,13 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	}
 	run := &responseRun{resp: newResponse(req), user: user}
 	var prev robby.Conversation
+	var stored []robby.Message // prev's
 	var history []openai.ChatCompletionMessageParamUnion
 	switch p := req.wire.PreviousResponseID; {
 	case req.conversation != "":
 		prev, history, err = h.inConversation(ctx, user, req.conversation)
 	case p != nil:
-		prev, history, err = h.previous(ctx, user, *p)
+		prev, stored, history, err = h.previous(ctx, user, *p)
 	}
 	if err != nil {
 		return nil, err
@@ -226,7 +227,8 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	run.stored = c.Messages
 	run.conversation, run.resp.ID = c.ID, responseID(c.ID, run.stored)
 	run.job.ID = run.resp.ID
-	run.opts = append(run.opts, robby.WithConversation(h.opts.Store, user, c.ID))
+	// The run starts from what this request read and wrote, not reading it again.
+	run.opts = append(run.opts, robby.WithStoredConversation(h.opts.Store, c, append(stored, msgs...)))
 	return run, nil
 }
 
@@ -274,22 +276,23 @@ func noneOpen(open map[string]bool) error {
 	return nil
 }
 
-// previous loads the conversation of the user's response id.
-func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversation, []openai.ChatCompletionMessageParamUnion, error) {
+// previous loads the conversation of the user's response id: as stored, and
+// its chat messages.
+func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, []openai.ChatCompletionMessageParamUnion, error) {
 	if h.opts.Store == nil {
-		return robby.Conversation{}, nil, invalid("invalid_request",
+		return robby.Conversation{}, nil, nil, invalid("invalid_request",
 			"'previous_response_id' needs a server that keeps responses, and this one keeps none (robby serve -store).")
 	}
 	conv, _, ok := parseResponseID(id)
 	if !ok {
-		return robby.Conversation{}, nil, notFound("Previous response with id '%s' not found.", id)
+		return robby.Conversation{}, nil, nil, notFound("Previous response with id '%s' not found.", id)
 	}
 	c, stored, err := h.opts.Store.Load(ctx, user, conv)
 	if errors.Is(err, robby.ErrNoConversation) {
-		return c, nil, notFound("Previous response with id '%s' not found.", id)
+		return c, nil, nil, notFound("Previous response with id '%s' not found.", id)
 	}
 	if err != nil {
-		return c, nil, err
+		return c, nil, nil, err
 	}
 	history := make([]openai.ChatCompletionMessageParamUnion, 0, len(stored))
 	for _, m := range stored {
@@ -298,11 +301,11 @@ func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversa
 		}
 		var msg openai.ChatCompletionMessageParamUnion
 		if err := msg.UnmarshalJSON(m.Chat); err != nil {
-			return c, nil, fmt.Errorf("conversation %q, message %d: %w", conv, m.Seq, err)
+			return c, nil, nil, fmt.Errorf("conversation %q, message %d: %w", conv, m.Seq, err)
 		}
 		history = append(history, msg)
 	}
-	return c, history, nil
+	return c, stored, history, nil
 }
 
 // conversation stores the conversation of a new response, holding its input
