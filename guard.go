@@ -398,10 +398,10 @@ func (a *Agent) guardInput(ctx context.Context, t *turn, prompt *messages, load 
 	return ctx, func() { cancel(nil) }, nil
 }
 
-// guardCalls checks the calls of turn t with the tool-call guards. It
-// redacts their arguments in place and returns the errors of those
-// blocked, by ID; nil if none is.
-func (a *Agent) guardCalls(ctx context.Context, t *turn, calls []ToolCall) map[string]error {
+// guardCalls checks calls with the tool-call guards, reporting their
+// verdicts to emit (nil: nobody listens). It redacts their arguments in
+// place and returns the errors of those blocked, by ID; nil if none is.
+func (a *Agent) guardCalls(ctx context.Context, emit func(Event) bool, calls []ToolCall) map[string]error {
 	var blocked map[string]error
 	for i := range calls {
 		c := &calls[i]
@@ -409,7 +409,7 @@ func (a *Agent) guardCalls(ctx context.Context, t *turn, calls []ToolCall) map[s
 		if len(guards) == 0 {
 			continue
 		}
-		args, err := a.core.guards.check(ctx, guards, Guarded{Boundary: GuardToolCall, Text: c.Arguments, Call: c}, t.emit)
+		args, err := a.core.guards.check(ctx, guards, Guarded{Boundary: GuardToolCall, Text: c.Arguments, Call: c}, emit)
 		if err != nil {
 			if blocked == nil {
 				blocked = make(map[string]error)

@@ -172,6 +172,21 @@ func TestGuardBlocksAToolCallBeforeItRuns(t *testing.T) {
 	checkConsistent(t, a.Messages())
 }
 
+// A program that runs the calls itself, as a durable worker does, has them
+// guarded too.
+func TestGuardBlocksAToolCallTheProgramExecutes(t *testing.T) {
+	sh := &shell{}
+	a := newTestAgent(t, newServer(t), WithTools(sh.tool()), WithGuards(Guard{Name: "no-rm", On: GuardToolCall, Tool: "shell*",
+		Pattern: regexp.MustCompile(`rm\s+-rf`), Action: Block}))
+	calls := []ToolCall{{ID: "1", Name: "shell_exec", Arguments: `{"command":"rm -rf /"}`}, {ID: "2", Name: "shell_exec", Arguments: `{"command":"ls"}`}}
+	results, err := a.ExecuteToolCalls(t.Context(), calls)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ls"}, sh.runs)
+	assert.ErrorIs(t, results[0].Err, ErrGuardBlocked)
+	assert.NoError(t, results[1].Err)
+	assert.Equal(t, `{"command":"rm -rf /"}`, calls[0].Arguments, "the caller's calls are left as they were")
+}
+
 func TestGuardWithholdsAnInjectedToolResult(t *testing.T) {
 	srv := newServer(t)
 	srv.Reply(robbytest.ToolCalls(robbytest.Call("fetch", `{}`)), robbytest.Text("The page had nothing for you."))

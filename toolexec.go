@@ -17,13 +17,21 @@ import (
 // the conversation, in the order of calls. A failing, unknown, panicking or
 // timed-out tool gives an error result that the model will read. The error
 // returned is only that of ctx. A deferred tool ([Tool.Deferred]) runs
-// whether a search found it or not: the program chose the calls.
+// whether a search found it or not: the program chose the calls. The
+// guards check the calls and their results as in a run: a blocked call
+// does not run, and its result is the [*GuardError].
 func (a *Agent) ExecuteToolCalls(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
 	release, err := a.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
+	if gs := a.core.guards; gs != nil && len(gs.by[GuardToolCall]) > 0 {
+		calls = slices.Clone(calls) // guardCalls redacts in place
+		if blocked := a.guardCalls(ctx, nil, calls); blocked != nil {
+			ctx = context.WithValue(ctx, blockedKey{}, blocked)
+		}
+	}
 	results := make([]ToolResult, len(calls))
 	ctx = context.WithValue(ctx, agentUsageKey{}, &agentUsage{caller: a})
 	a.execute(ctx, a.core.tools.get(ctx).programs(), calls, results, nil)

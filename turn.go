@@ -198,7 +198,7 @@ func (t *turn) deltas() deltaFunc {
 // it is known.
 func (a *Agent) runTools(ctx context.Context, t *turn, calls []ToolCall) ([]ToolResult, Usage) {
 	ts, turn, emit, j := t.tools, t.n, t.emit, t.journal
-	if blocked := a.guardCalls(ctx, t, calls); blocked != nil {
+	if blocked := a.guardCalls(ctx, t.emit, calls); blocked != nil {
 		ctx = context.WithValue(ctx, blockedKey{}, blocked)
 	}
 	if emit != nil { // the event's copy of each call is an allocation

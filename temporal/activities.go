@@ -119,7 +119,8 @@ func (w *activities) turnOutput(a *robby.Agent, res *robby.Result) *turnOutput {
 }
 
 // turnError sorts a turn's error. The limits end the run with its partial
-// result. An endpoint's refusal is not retried; the rest is.
+// result. An endpoint's refusal and a guard's block are not retried; the
+// rest is.
 func turnError(res *robby.Result, err error) (*turnOutput, error) {
 	var apiErr *robby.APIError
 	switch {
@@ -127,6 +128,8 @@ func turnError(res *robby.Result, err error) (*turnOutput, error) {
 		return &turnOutput{Result: *res, Err: err.Error(), ErrKind: errMaxTurns}, nil
 	case errors.Is(err, robby.ErrBudget):
 		return &turnOutput{Result: *res, Err: err.Error(), ErrKind: errBudget}, nil
+	case errors.Is(err, robby.ErrGuardBlocked):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "robby.GuardBlocked", nil)
 	case errors.As(err, &apiErr) && permanent(apiErr.StatusCode):
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "robby.APIError", nil)
 	}

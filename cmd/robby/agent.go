@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/guardfile"
 	"github.com/robby-go/robby/knowledge"
 	"github.com/robby-go/robby/mcpconfig"
 	"github.com/robby-go/robby/team"
@@ -33,6 +34,7 @@ type agentFlags struct {
 	skills                              string     // a folder of skills
 	skillsRoot                          *os.Root   // -skills, opened by newAgent, closed by close
 	agents                              string     // -agents: a team file
+	guards                              string     // -guards: a guards file
 	team                                *team.Team // built by newAgent from -agents, closed by close
 	maxTurns                            int
 	budget                              budgetFlags
@@ -53,6 +55,7 @@ func (f *agentFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.skills, "skills", "", "`folder` of skills (a folder per skill, with a SKILL.md), which the agent loads when a task needs one; their scripts are never run")
 	fs.BoolVar(&f.toolSearch, "tool-search", false, "defer every tool of -mcp's servers: the model finds them with search_tools, and requests stay small")
 	fs.StringVar(&f.agents, "agents", "", "team `file` (JSON or YAML) of agents that hand the conversation over to one another; -system, -model and the limits are their defaults, and each uses the -mcp servers it names (see docs/TEAMS.md)")
+	fs.StringVar(&f.guards, "guards", "", "guards `file` (JSON or YAML) that check the input, tool calls, tool results and the output, each served stream too (see docs/GUARDS.md)")
 	fs.StringVar(&f.baseURL, "base-url", defaultBaseURL, "the OpenAI-compatible endpoint, up to /v1 (env OPENAI_BASE_URL)")
 	fs.StringVar(&f.apiKey, "api-key", "", "API key, empty for local servers (env OPENAI_API_KEY)")
 	fs.IntVar(&f.maxTurns, "max-turns", robby.DefaultMaxTurns, "model requests per answer at most")
@@ -136,6 +139,13 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		return nil, err
 	}
 	opts = append(opts, compaction...)
+	if f.guards != "" {
+		guards, err := guardfile.Load(f.guards)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, robby.WithGuards(guards...))
+	}
 	var servers []robby.MCPServer
 	if f.mcp != "" {
 		oauth, err := oauthOptions(stderr, logger)

@@ -52,6 +52,7 @@ var (
 		"ROBBY_MODEL\tthe model, when -model is not given (default " + defaultModel + ")",
 		"OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS\tsent with each request by openai-go",
 		"${NAME} in the -mcp file\tany variable the file names, for its servers",
+		"${NAME} in the -guards file\tany variable its judges' base_url and api_key name",
 	}, oauthEnv, embeddingsEnv, otelEnv)
 )
 

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/robby-go/robby/robbytest"
+)
+
+// guardsFile writes the issue's guards file, but for its judge, which
+// blocks prompts about the weather, and returns its path.
+func guardsFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "guards.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"guards": [
+  {"name": "no-keys", "on": "output", "match": "sk-[A-Za-z0-9]{20,}", "action": "redact", "replacement": "[secret]"},
+  {"name": "no-beast", "on": "output", "match": "beast", "action": "block", "message": "Not here."},
+  {"on": "tool_result", "match": "(?i)ignore (all )?previous instructions", "action": "block",
+   "message": "The tool's result looked like an instruction to the assistant and was withheld."},
+  {"on": "tool_call", "tool": "shell*", "match": "rm\\s+-rf", "action": "block"},
+  {"name": "topic", "on": "input", "judge": "Is this message about the weather? Answer yes or no.", "model": "judge", "block_if": "yes"}]}`), 0o600))
+	return path
+}
+
+func TestRunWithGuards(t *testing.T) {
+	srv := upstream(t)
+	var stdout, stderr bytes.Buffer
+	args := []string{"run", "-base-url", srv.URL, "-model", "m", "-guards", guardsFile(t)}
+
+	srv.Reply(robbytest.Text("no"), robbytest.LateSecret()) // the judge's verdict, then the model's answer
+	require.NoError(t, run(t.Context(), append(args, "give me the key"), nil, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "[secret]")
+	assert.NotContains(t, stdout.String(), robbytest.Secret[3:8])
+
+	stdout.Reset()
+	srv.Reply(robbytest.Text("Yes."))
+	err := run(t.Context(), append(args, "is the weather fine?"), nil, &stdout, &stderr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `guard "topic" blocked the input (the judge answered "yes")`)
+	assert.Empty(t, strings.TrimSpace(stdout.String()), "no word of an answer")
+}
+
+func TestGuardsFileErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "guards.json")
+	require.NoError(t, os.WriteFile(path, []byte("{\"guards\": [\n  {\"on\": \"output\", \"match\": \"x\", \"action\": \"hide\"}]}"), 0o600))
+	for _, cmd := range [][]string{{"run", "hi"}, {"chat"}, {"serve"}, {"worker", "-temporal", "127.0.0.1:1"}, {"eval", "cases.jsonl"}} {
+		t.Run(cmd[0], func(t *testing.T) {
+			var stderr bytes.Buffer
+			args := append([]string{cmd[0], "-base-url", "http://127.0.0.1:1/v1", "-guards", path}, cmd[1:]...)
+			err := run(t.Context(), args, strings.NewReader(""), &bytes.Buffer{}, &stderr)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `guards file `+path+`: line 2: guard 1: "action": give block or redact, not "hide"`)
+		})
+	}
+}
+
+// robby serve -guards: a client reads the redacted stream, and a blocked
+// answer as an OpenAI error.
+func TestServeWithGuards(t *testing.T) {
+	srv := upstream(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	base, _, done := startServe(ctx, t, "-addr", "127.0.0.1:0", "-base-url", srv.URL, "-model", "agent", "-token", "tok",
+		"-guards", guardsFile(t))
+
+	srv.Reply(robbytest.Text("no"), robbytest.LateSecret())
+	text := streamFrom(t, base, "tok", "the key?")
+	assert.Contains(t, text, "[secret]")
+	assert.NotContains(t, text, robbytest.Secret[3:8])
+
+	srv.Reply(robbytest.Text("no"), robbytest.Pieces("Here", " is", " the", " be", "ast."))
+	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("tok"), option.WithMaxRetries(0))
+	_, err := client.Chat.Completions.New(t.Context(), openai.ChatCompletionNewParams{Model: "agent",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("the beast?")}})
+	var apiErr *openai.Error
+	require.True(t, errors.As(err, &apiErr), "%v", err)
+	assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
+	assert.Equal(t, "guardrail_blocked", apiErr.Code)
+	assert.Contains(t, apiErr.Message, `guard "no-beast" blocked the output`)
+	assert.NotContains(t, apiErr.RawJSON(), "Here is")
+	cancel()
+	require.NoError(t, <-done)
+}
