@@ -120,6 +120,17 @@ func (s *eventSink) send(n Notice) bool {
 	}
 }
 
+// Notify passes n on to the streamed run whose tool call ctx is the context
+// of: a tool's function reports its progress so, as an MCP server's notices
+// are reported, in an [EventProgress] event, or [EventLog] when n.Level is
+// set. It waits for room, as the run's stream waits for its reader, until
+// ctx ends. It reports whether n was passed on: it is not when nobody
+// streams the run.
+func Notify(ctx context.Context, n Notice) bool {
+	s := sinkFrom(ctx)
+	return s != nil && s.forward(ctx, n.event())
+}
+
 func (n Notice) event() Event {
 	kind := EventProgress
 	if n.Level != "" {
