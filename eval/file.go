@@ -188,7 +188,7 @@ func strictUnmarshal(b []byte, v any) error {
 
 // checkNames are the checks a file may name, as docs/EVALS.md lists them.
 var checkNames = []string{"equals", "contains", "regex", "valid_json", "equals_value", "tool_called", "tool_not_called",
-	"max_turns", "max_tokens", "max_cost", "max_seconds", "judge", "agent", "handoff"}
+	"max_turns", "max_tokens", "max_cost", "max_seconds", "judge", "agent", "handoff", "guard"}
 
 // checks makes the evaluators of a file's checks: each an object of one
 // key, the check's name, whose value is its argument.
@@ -218,7 +218,7 @@ func check(name string, arg json.RawMessage, judge *robby.Agent) (Evaluator, err
 		err error
 	)
 	switch name {
-	case "equals", "contains", "regex", "tool_not_called", "judge", "agent", "handoff":
+	case "equals", "contains", "regex", "tool_not_called", "judge", "agent", "handoff", "guard":
 		if err = json.Unmarshal(arg, &s); err == nil && s == "" && (name == "agent" || name == "handoff") {
 			err = errors.New("want an agent's name")
 		}
@@ -247,6 +247,8 @@ func check(name string, arg json.RawMessage, judge *robby.Agent) (Evaluator, err
 		return AnsweredBy(s), nil
 	case "handoff":
 		return HandedOffTo(s), nil
+	case "guard":
+		return guardOf(s)
 	case "judge":
 		if judge == nil {
 			return nil, errors.New("no judge agent was given")

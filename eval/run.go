@@ -123,8 +123,9 @@ func (h *harness) runOnce(ctx context.Context, ci, ri int) record {
 	c := &h.d.Cases[ci]
 	ctx, span := h.startSpan(ctx, "eval_run "+c.Name, runAttrs(c.Name, ri)...)
 	out := h.agentRun(ctx, c, ri)
-	rec := record{out: out, pass: out.Err == nil}
-	for _, ev := range h.d.evaluators(c) {
+	evs := h.d.evaluators(c)
+	rec := record{out: out, pass: out.Err == nil || errorExpected(evs, out.Err)}
+	for _, ev := range evs {
 		s := h.evaluate(ctx, ev, &rec.out)
 		rec.pass = rec.pass && s.err == nil && s.Pass
 		rec.scores = append(rec.scores, s)

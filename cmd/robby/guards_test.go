@@ -92,3 +92,15 @@ func TestServeWithGuards(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// robby eval -guards: a case expects the guard's block, and passes.
+func TestEvalWithGuards(t *testing.T) {
+	srv := upstream(t)
+	srv.Reply(robbytest.Text("no"), robbytest.Text("The beast."))
+	cases := filepath.Join(t.TempDir(), "cases.jsonl")
+	require.NoError(t, os.WriteFile(cases, []byte(`{"name": "beast", "input": "the beast?", "checks": [{"guard": "blocked"}]}`+"\n"), 0o600))
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"eval", "-base-url", srv.URL, "-model", "m", "-guards", guardsFile(t), cases}, nil, &stdout, &stderr)
+	require.NoError(t, err, stderr.String())
+	assert.Contains(t, stdout.String(), "beast")
+}
