@@ -3,8 +3,6 @@ package a2atool_test
 import (
 	"context"
 	"iter"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/a2atool"
+	"github.com/robby-go/robby/internal/a2atest"
 	"github.com/robby-go/robby/robbytest"
 )
 
@@ -65,30 +64,6 @@ func (s *shop) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2
 	}
 }
 
-// serve serves the shop over JSON-RPC, its card included. It refuses a
-// request without the token.
-func serve(t *testing.T, s *shop, token string) *httptest.Server {
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	card := &a2a.AgentCard{Name: "Price Checker", Description: "Finds the price of a product.",
-		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
-		Capabilities:        a2a.AgentCapabilities{Streaming: true}, Version: "1",
-		DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"}}
-	auth := func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Authorization") != "Bearer "+token {
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-			h.ServeHTTP(w, r)
-		})
-	}
-	mux.Handle(a2asrv.WellKnownAgentCardPath, auth(a2asrv.NewStaticAgentCardHandler(card)))
-	mux.Handle("/rpc", auth(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(s))))
-	return srv
-}
-
 // call has a robby agent call tool with prompt, and returns what the tool
 // gave the model, and the progress the run streamed.
 func call(t *testing.T, tool robby.Tool, prompt string) (robby.ToolResult, []string) {
@@ -120,7 +95,7 @@ func call(t *testing.T, tool robby.Tool, prompt string) (robby.ToolResult, []str
 func TestRemoteAgent(t *testing.T) {
 	const token = "s3cret-token"
 	s := &shop{}
-	srv := serve(t, s, token)
+	srv := a2atest.Serve(t, "Price Checker", "Finds the price of a product.", token, s)
 	tool, err := a2atool.New(t.Context(), srv.URL, a2atool.WithHeader("Authorization", "Bearer "+token),
 		a2atool.WithTimeout(2*time.Second))
 	require.NoError(t, err)
@@ -154,7 +129,7 @@ func TestRemoteAgent(t *testing.T) {
 }
 
 func TestRemoteAgentRefused(t *testing.T) {
-	srv := serve(t, &shop{}, "right-token")
+	srv := a2atest.Serve(t, "Price Checker", "Finds the price of a product.", "right-token", &shop{})
 	_, err := a2atool.New(t.Context(), srv.URL, a2atool.WithHeader("Authorization", "Bearer wrong-token"))
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "wrong-token", "a header's value never reaches an error")

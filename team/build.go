@@ -1,10 +1,14 @@
 package team
 
 import (
+	"context"
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/a2atool"
+	"github.com/robby-go/robby/internal/envvar"
 )
 
 // A Team is a built team: its root, which runs it ([robby.WithTeam]), and
@@ -17,8 +21,9 @@ type Team struct {
 // Build builds the team's agents. Each gets base first, the defaults of the
 // command (endpoint, -system, -model, limits), then the settings the file
 // gives it. servers are those an agent's mcpServers may name: the agent
-// starts its own sessions of the servers it names.
-func (f *File) Build(base []robby.Option, servers []robby.MCPServer) (*Team, error) {
+// starts its own sessions of the servers it names. A remote agent's card is
+// read within ctx.
+func (f *File) Build(ctx context.Context, base []robby.Option, servers []robby.MCPServer) (*Team, error) {
 	byName := make(map[string]robby.MCPServer, len(servers))
 	for _, s := range servers {
 		byName[s.Name()] = s
@@ -28,10 +33,16 @@ func (f *File) Build(base []robby.Option, servers []robby.MCPServer) (*Team, err
 		return nil, err
 	}
 	t := &Team{}
-	built := map[string]*robby.Agent{}
+	built := map[string]robby.Tool{} // each agent other than the root, as a tool
 	var members []*robby.Agent
 	order = append(slices.DeleteFunc(order, func(n string) bool { return n == f.Root }), f.Root) // the root needs the others
 	for _, name := range order {
+		if f.Agents[name].remote() {
+			if built[name], err = f.remote(ctx, name); err != nil {
+				return nil, errors.Join(err, t.Close())
+			}
+			continue
+		}
 		opts, err := f.options(name, byName, built)
 		if err != nil {
 			return nil, errors.Join(err, t.Close())
@@ -43,17 +54,36 @@ func (f *File) Build(base []robby.Option, servers []robby.MCPServer) (*Team, err
 		if err != nil {
 			return nil, errors.Join(f.errorf(name, "agent", "%w", err), t.Close())
 		}
-		t.agents, built[name] = append(t.agents, a), a
+		t.agents = append(t.agents, a)
 		if name != f.Root {
-			members = append(members, a)
+			members, built[name] = append(members, a), a.AsTool(name, f.Agents[name].Description)
 		}
 	}
-	t.Root = built[f.Root]
+	t.Root = t.agents[len(t.agents)-1]
 	return t, nil
 }
 
+// remote returns the tool that calls remote agent name over A2A.
+func (f *File) remote(ctx context.Context, name string) (robby.Tool, error) {
+	a := f.Agents[name]
+	opts := []a2atool.Option{a2atool.WithName(name), a2atool.WithDescription(a.Description)}
+	var secrets []string
+	for _, h := range slices.Sorted(maps.Keys(a.Headers)) {
+		v, err := envvar.Expand(a.Headers[h], &secrets)
+		if err != nil {
+			return robby.Tool{}, f.errorf(name, "headers", "%s: %w", h, err)
+		}
+		opts = append(opts, a2atool.WithHeader(h, v))
+	}
+	tool, err := a2atool.New(ctx, a.A2A, opts...)
+	if err != nil {
+		return robby.Tool{}, f.errorf(name, "a2a", "%w", err)
+	}
+	return tool, nil
+}
+
 // options returns the options of agent name, over the defaults.
-func (f *File) options(name string, servers map[string]robby.MCPServer, built map[string]*robby.Agent) ([]robby.Option, error) {
+func (f *File) options(name string, servers map[string]robby.MCPServer, built map[string]robby.Tool) ([]robby.Option, error) {
 	a := f.Agents[name]
 	opts := []robby.Option{robby.WithName(name), robby.WithDescription(a.Description)}
 	if a.Instructions != "" {
@@ -80,7 +110,7 @@ func (f *File) options(name string, servers map[string]robby.MCPServer, built ma
 		opts = append(opts, robby.WithMCP(mcp...))
 	}
 	for _, t := range a.AgentTools {
-		opts = append(opts, robby.WithTools(built[t].AsTool(t, f.Agents[t].Description)))
+		opts = append(opts, robby.WithTools(built[t]))
 	}
 	handoffs := make([]robby.Handoff, len(a.Handoffs))
 	for i, h := range a.Handoffs {

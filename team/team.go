@@ -14,6 +14,12 @@
 // names its target, alone or with the history it hands over: "all" (the
 // default), "summary" or "none" ([robby.HandoffHistory]). Errors name the
 // file, the agent and the field.
+//
+// An agent may be remote, served over A2A elsewhere: {"a2a": URL,
+// "headers": {"Authorization": "Bearer ${PRICING_TOKEN}"}} (package
+// a2atool). The agents whose agentTools name it call it as a tool. It is no
+// root and no handoff's target, since it runs elsewhere. Its headers' ${VAR}
+// take the environment's values, which never appear in errors.
 package team
 
 import (
@@ -49,6 +55,36 @@ type Agent struct {
 	AgentTools   []string  `yaml:"agentTools"` // agents it calls as tools
 	Handoffs     []Handoff `yaml:"handoffs"`
 	ReturnToRoot bool      `yaml:"returnToRoot"` // robby.WithReturnToRoot
+
+	// A2A is the URL of a remote agent served over A2A; its description,
+	// if left out, is its card's.
+	A2A     string            `yaml:"a2a"`
+	Headers map[string]string `yaml:"headers"` // of the requests to an A2A agent, ${VAR} expanded
+}
+
+// remote reports an agent served elsewhere, over A2A.
+func (a Agent) remote() bool { return a.A2A != "" }
+
+// checkRemote refuses what a remote agent cannot have, or headers without
+// an A2A agent to send them to. It returns the field at fault.
+func (a Agent) checkRemote() (field string, err error) {
+	if !a.remote() {
+		if len(a.Headers) > 0 {
+			return "headers", errors.New("headers are for a remote agent: give its a2a URL")
+		}
+		return "", nil
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"instructions", a.Instructions != ""}, {"model", a.Model != ""}, {"maxTurns", a.MaxTurns != 0},
+		{"mcpServers", len(a.MCPServers) > 0}, {"agentTools", len(a.AgentTools) > 0}, {"handoffs", len(a.Handoffs) > 0},
+		{"returnToRoot", a.ReturnToRoot}} {
+		if f.set {
+			return f.name, errors.New("a remote agent (a2a) runs elsewhere: it has none")
+		}
+	}
+	return "", nil
 }
 
 // A Handoff names an agent the agent may hand the conversation over to, and
@@ -108,12 +144,20 @@ func (f *File) check() error {
 	case !f.has(f.Root):
 		return f.errorf("", "root", "%q is not one of the agents", f.Root)
 	}
+	if f.Agents[f.Root].remote() {
+		return f.errorf("", "root", "%q is a remote agent (a2a): the root runs here", f.Root)
+	}
 	for _, name := range f.names() {
 		a := f.Agents[name]
+		if field, err := a.checkRemote(); err != nil {
+			return f.errorf(name, field, "%w", err)
+		}
 		for _, h := range a.Handoffs {
 			switch _, ok := histories[h.History]; {
 			case !f.has(h.To):
 				return f.errorf(name, "handoffs", "%q is not one of the agents", h.To)
+			case f.Agents[h.To].remote():
+				return f.errorf(name, "handoffs", "%q is a remote agent (a2a), which runs elsewhere: call it as a tool (agentTools)", h.To)
 			case h.To == name:
 				return f.errorf(name, "handoffs", "a handoff to itself")
 			case !ok:

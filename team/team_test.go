@@ -83,7 +83,7 @@ func TestBuildRunsTheTeam(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(teamYAML), 0o600))
 	f, err := team.Load(path)
 	require.NoError(t, err)
-	tm, err := f.Build([]robby.Option{robby.WithBaseURL(srv.URL), robby.WithAPIKey(""), robby.WithModel("default-model"),
+	tm, err := f.Build(t.Context(), []robby.Option{robby.WithBaseURL(srv.URL), robby.WithAPIKey(""), robby.WithModel("default-model"),
 		robby.WithSystem("Default system.")}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { tm.Close() })
@@ -106,7 +106,7 @@ func TestBuildRunsTheTeam(t *testing.T) {
 func TestBuildMissingServer(t *testing.T) {
 	f, err := team.Parse("t.json", []byte(`{"root": "a", "agents": {"a": {"mcpServers": ["payments"]}}}`))
 	require.NoError(t, err)
-	_, err = f.Build([]robby.Option{robby.WithBaseURL("http://localhost:1/v1"), robby.WithModel("m")}, nil)
+	_, err = f.Build(t.Context(), []robby.Option{robby.WithBaseURL("http://localhost:1/v1"), robby.WithModel("m")}, nil)
 	require.ErrorIs(t, err, team.ErrNoServer)
 	assert.Contains(t, err.Error(), `team file t.json: agent "a": mcpServers: team: no such MCP server "payments"`)
 	assert.True(t, errors.Is(err, team.ErrNoServer))

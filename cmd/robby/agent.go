@@ -13,6 +13,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/guardfile"
@@ -210,7 +211,11 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 func (f *agentFlags) newTeam(stderr io.Writer, base []robby.Option, servers []robby.MCPServer) (*robby.Agent, error) {
 	file, err := team.Load(f.agents)
 	if err == nil {
-		f.team, err = file.Build(base, servers)
+		// A remote agent's card is read now: a server that does not answer
+		// must not hold the command up forever.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		f.team, err = file.Build(ctx, base, servers)
+		cancel()
 	}
 	if err != nil {
 		f.close()
