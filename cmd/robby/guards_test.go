@@ -161,3 +161,46 @@ func TestRunGuardsRealMCPServers(t *testing.T) {
 	require.NoError(t, err, "the allowed call ran: %s", read.String())
 	assert.Equal(t, "ls", string(content))
 }
+
+// TestNodeOpenAISDKGuards reads robby serve -guards with the OpenAI Node
+// SDK: a secret streamed in pieces late in a long answer reaches it
+// redacted, in chat completions and Responses, and a blocked answer is an
+// error (400, or the error event of a Responses stream begun), with none
+// of its text.
+func TestNodeOpenAISDKGuards(t *testing.T) {
+	bench := requireNodeSDK(t)
+	const model = "robby-agent"
+	guards := filepath.Join(t.TempDir(), "guards.json")
+	require.NoError(t, os.WriteFile(guards, []byte(`{"guards": [
+  {"name": "no-keys", "on": "output", "match": "sk-[A-Za-z0-9]{20,}", "action": "redact", "replacement": "[secret]"},
+  {"name": "no-beast", "on": "output", "match": "beast", "action": "block", "message": "Not here."}]}`), 0o600))
+	blocked := robbytest.Pieces("Here", " is", " the", " be", "ast.")
+	srv := upstream(t, robbytest.LateSecret(), blocked, robbytest.LateSecret(), blocked)
+	base, serveLog := serveInProcess(t, "-base-url", srv.URL, "-model", model, "-token", "node-token",
+		"-store", filepath.Join(t.TempDir(), "responses.db"), "-guards", guards)
+	_, steps := bench.run(t, serveLog, []string{"OPENAI_API_KEY=node-token"}, "node_guards.mjs", base, model)
+
+	for _, text := range []string{
+		nodeStep[struct{ Text string }](t, steps, "chatStream").Text,
+		nodeStep[struct{ Deltas string }](t, steps, "responsesStream").Deltas,
+	} {
+		assert.Contains(t, text, "[secret]")
+		for i := 0; i+3 <= len(robbytest.Secret); i++ {
+			require.NotContains(t, text, robbytest.Secret[i:i+3], "a piece of the secret reached the client")
+		}
+	}
+	for _, step := range []string{"chatBlocked", "responsesBlocked"} {
+		f := nodeStep[struct {
+			Status        int
+			Code, Message string
+		}](t, steps, step)
+		if step == "chatBlocked" { // the Responses stream had begun: an error event
+			assert.Equal(t, http.StatusBadRequest, f.Status, step)
+		}
+		assert.Equal(t, "guardrail_blocked", f.Code, step)
+		assert.Contains(t, f.Message, `guard "no-beast" blocked the output`, step)
+		assert.NotContains(t, f.Message, "Here is", step)
+	}
+	assert.NotContains(t, steps, "chatBlockedChunk", "a blocked answer streams nothing")
+	assert.NotContains(t, steps, "responsesBlockedText", "a blocked answer streams none of its text")
+}
