@@ -100,9 +100,8 @@ func WithHandoffs(handoffs ...Handoff) Option {
 	}
 }
 
-// WithReturnToRoot makes the conversation go back to the team's root once
-// the agent answers. By default the agent that answered keeps it: the next
-// run starts with it.
+// WithReturnToRoot makes the conversation go back to the team's root once the agent answers.
+// By default the agent that answered keeps it: the next run starts with it.
 func WithReturnToRoot() Option {
 	return func(c *config) error {
 		c.returnToRoot = true
@@ -316,6 +315,10 @@ func (tr *teamRun) handOff(ctx context.Context, from *core, pending []ToolCall) 
 		}
 	}
 	tm.sets[from.name].execute(ctx, pending[first:first+1], results[first:first+1], nil)
+	for i := range results { // the run held the calls as a caller's: they ran here, and are reported here
+		emitEvent(tr.emit, Event{Kind: EventToolCall, Turn: res.Turns, ToolCall: &pending[i]})
+		emitEvent(tr.emit, Event{Kind: EventToolResult, Turn: res.Turns, ToolCall: &results[i].Call, ToolResult: &results[i]})
+	}
 	to := tm.agents[strings.TrimPrefix(pending[first].Name, transferPrefix)]
 	if results[first].Err != nil || to == nil {
 		return from, results, nil
@@ -369,17 +372,12 @@ func (a *Agent) activeCore() *core {
 			continue
 		}
 		c := a.core.team.agents[a.tags[i]]
-		if c == nil || c.returnToRoot && answered(a.conv.list[i]) {
+		if m := a.conv.list[i].OfAssistant; c == nil || c.returnToRoot && m != nil && len(m.ToolCalls) == 0 { // it answered
 			return a.core
 		}
 		return c
 	}
 	return a.core
-}
-
-// answered reports whether m is an assistant's answer, calling no tool.
-func answered(m openai.ChatCompletionMessageParamUnion) bool {
-	return m.OfAssistant != nil && len(m.OfAssistant.ToolCalls) == 0
 }
 
 // view returns an agent of c over c's view of the conversation, and the

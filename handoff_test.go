@@ -256,7 +256,8 @@ func TestHandoffStreamEvents(t *testing.T) {
 	var turns []int
 	for e, err := range triage.Stream(t.Context(), "Refund") {
 		require.NoError(t, err)
-		if e.Kind == EventHandoff || e.Kind == EventTurnEnd || e.Kind == EventDone {
+		switch e.Kind {
+		case EventHandoff, EventTurnEnd, EventDone, EventToolCall, EventToolResult:
 			kinds, turns = append(kinds, e.Kind), append(turns, e.Turn)
 		}
 		if e.Kind == EventHandoff {
@@ -265,9 +266,12 @@ func TestHandoffStreamEvents(t *testing.T) {
 		if e.Kind == EventDone {
 			assert.Equal(t, "billing", e.Result.Agent)
 		}
+		if e.Kind == EventToolResult {
+			assert.Equal(t, "Transferred to billing.", e.ToolResult.Output, "the transfer's result, reported as any call's")
+		}
 	}
-	assert.Equal(t, []EventKind{EventTurnEnd, EventHandoff, EventTurnEnd, EventDone}, kinds)
-	assert.Equal(t, []int{1, 1, 2, 2}, turns)
+	assert.Equal(t, []EventKind{EventTurnEnd, EventToolCall, EventToolResult, EventHandoff, EventTurnEnd, EventDone}, kinds)
+	assert.Equal(t, []int{1, 1, 1, 1, 2, 2}, turns)
 }
 
 func TestTeamErrors(t *testing.T) {
