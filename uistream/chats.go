@@ -125,6 +125,7 @@ func uiMessages(msgs []robby.Message) []wireMessage {
 	var cur *wireMessage // the assistant's message being built
 	var usage robby.Usage
 	calls := map[string]int{} // call id → index of its part in cur
+	var last robby.Message    // the message read last
 	end := func() {
 		if cur != nil {
 			meta, _ := cur.Metadata.(map[string]any)
@@ -138,6 +139,15 @@ func uiMessages(msgs []robby.Message) []wireMessage {
 		seq := strconv.FormatInt(m.Seq, 10)
 		var sm chattext.Message
 		if m.Chat != nil && json.Unmarshal(m.Chat, &sm) != nil {
+			continue
+		}
+		before := last
+		last = m
+		if cur != nil && sm.Role == "user" && handedOver(before, m) {
+			// A team's handoff: its note to the agent taking over is no
+			// question of the user's. The page shows it as the stream did.
+			cur.Parts = append(cur.Parts, wirePart{Type: "data-handoff",
+				Data: map[string]string{"from": before.Agent, "to": m.Agent, "reason": handoffReason(sm.Text())}})
 			continue
 		}
 		if m.Chat != nil && (sm.Role == "user" || sm.Role == "system" || sm.Role == "developer") {
@@ -156,6 +166,9 @@ func uiMessages(msgs []robby.Message) []wireMessage {
 			cur.Metadata.(map[string]any)["error"] = stoppedText(m.Error)
 		case sm.Role == "assistant":
 			addStep(cur, &sm, calls)
+			if m.Agent != "" {
+				cur.Metadata.(map[string]any)["agent"] = m.Agent // the agent that answered, as the stream's finish says
+			}
 		case sm.Role == "tool":
 			if i, ok := calls[sm.ToolCallID]; ok {
 				p := &cur.Parts[i]
@@ -165,6 +178,24 @@ func uiMessages(msgs []robby.Message) []wireMessage {
 	}
 	end()
 	return out
+}
+
+// handedOver reports whether m, a user message stored after before, is the
+// note of a team's handoff: the transfer's results are the handing agent's,
+// the note the next one's (robby's handoff.go). A user's own message after a
+// tool's result is the same agent's.
+func handedOver(before, m robby.Message) bool {
+	var prev chattext.Message
+	return before.Agent != "" && m.Agent != "" && before.Agent != m.Agent &&
+		json.Unmarshal(before.Chat, &prev) == nil && prev.Role == "tool"
+}
+
+// handoffReason returns the reason a handoff's note gives: "Agent A handed
+// the conversation over to you. Reason: R", then other lines.
+func handoffReason(note string) string {
+	_, reason, _ := strings.Cut(note, "Reason: ")
+	reason, _, _ = strings.Cut(reason, "\n")
+	return reason
 }
 
 // addStep adds an assistant message's text and calls to cur, as a step.

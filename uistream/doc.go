@@ -28,11 +28,12 @@
 //	compaction            data-compaction (transient)
 //	an agent tool's event data-agent (transient)
 //	a team's handoff      data-handoff ({"from", "to", "reason"}: the agent answering from there on)
-//	run ends              finish, its messageMetadata {"usage", "stopped"}
+//	run ends              finish, its messageMetadata {"usage", "model", "stopped", "agent"}
 //	run fails             error (errorText), then finish ("error")
 //
 // A run stopped by the agent's budget or turn limit ends with finish "length"
-// and messageMetadata.stopped "budget" or "max_turns".
+// and messageMetadata.stopped "budget" or "max_turns". A team's run
+// ([robby.WithTeam]) names the agent that answered in messageMetadata.agent.
 //
 // # Conversations
 //
@@ -48,7 +49,9 @@
 //	PATCH  /api/chats/{id}   {"title": "..."} renames it
 //	DELETE /api/chats/{id}   deletes it
 //
-// read and change them; a user never reaches another's chats (404).
+// read and change them; a user never reaches another's chats (404). A team's
+// chat shows as it streamed: each handoff a data-handoff part (its note to the
+// next agent is no user message), each answer's agent in its metadata.
 //
 // A client that goes away cancels the run and its tools. The store keeps the
 // messages completed before, then the error record of the cancelled run. It

@@ -37,6 +37,7 @@ type wirePart struct {
 	Input      json.RawMessage `json:"input,omitempty"`
 	Output     json.RawMessage `json:"output,omitempty"`
 	ErrorText  string          `json:"errorText,omitempty"`
+	Data       any             `json:"data,omitempty"` // a data part's, such as data-handoff's
 }
 
 // A request is a decoded chat request: the history before the new

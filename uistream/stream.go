@@ -178,6 +178,9 @@ func (s *stream) end(res *robby.Result, err error) {
 		if len(res.Models) > 0 {
 			meta["model"] = res.Models[len(res.Models)-1]
 		}
+		if res.Agent != "" {
+			meta["agent"] = res.Agent // a team's agent that answered
+		}
 	}
 	if why := stopped(err); why != "" {
 		meta["stopped"], reason = why, "length"

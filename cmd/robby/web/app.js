@@ -348,7 +348,7 @@ function fillMessage(div, m) {
     if (m.streaming && !meta.error) (body.lastElementChild || body).classList.add('cursor');
     if (meta.error) body.append(errorBox(meta.error));
     if (meta.stopped) body.append(errorBox(stoppedText(meta.stopped)));
-    if (meta.usage) body.append(usageLine(meta.usage, meta.model));
+    if (meta.usage) body.append(usageLine(meta.usage, meta.model, meta.agent));
   }
   div.replaceChildren(body);
 }
@@ -594,10 +594,12 @@ function stoppedText(stopped) {
   }[stopped] || `Stopped: ${stopped}.`;
 }
 
-function usageLine(u, model) {
+// usageLine says what an answer used, and which of a team's agents gave it.
+function usageLine(u, model, agent) {
   const p = document.createElement('p');
   p.className = 'usage';
   let s = `${u.promptTokens} tokens in · ${u.completionTokens} out`;
+  if (agent) s = `${agent} answered · ${s}`;
   if (u.cost) s += ` · cost ${u.cost.toFixed(u.cost < 0.01 ? 5 : 3)}`;
   if (model) s += ` · ${model}`;
   p.textContent = s;
