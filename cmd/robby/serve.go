@@ -8,11 +8,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/a2aserver"
 	"github.com/robby-go/robby/agui"
 	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/openaiserver"
@@ -34,7 +36,9 @@ var serveCommand = commandSpec{
 		"bearer token (-token, -token-file or ROBBY_TOKEN), or -insecure-no-token. Each token is one user's\n" +
 		"(USER:TOKEN; a bare TOKEN is the default user's): with -store, the chats and responses a user\n" +
 		"makes are kept, and only that user reads or continues them. On SIGTERM it closes its listener and\n" +
-		"lets the requests in flight finish for -drain, then cancels the rest, each answer stored as it was.",
+		"lets the requests in flight finish for -drain, then cancels the rest, each answer stored as it was.\n" +
+		"With -a2a it also serves the agent to other agents over A2A: its card at /.well-known/agent-card.json,\n" +
+		"JSON-RPC at POST /a2a, HTTP+JSON under /a2a/rest (docs/A2A.md).",
 	env: slices.Concat(tokenEnv, agentEnv), setup: setupServe,
 }
 
@@ -51,6 +55,8 @@ type serveFlags struct {
 	limits      limitFlags
 	durable     durableFlags
 	http        httpFlags
+	a2a         bool
+	publicURL   string
 }
 
 func (s *serveFlags) register(fs *flag.FlagSet) {
@@ -62,6 +68,8 @@ func (s *serveFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
 	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
+	fs.BoolVar(&s.a2a, "a2a", false, "also serve the agent over A2A (the Agent2Agent protocol): its card at /.well-known/agent-card.json, JSON-RPC at /a2a, HTTP+JSON under /a2a/rest; with -store, each context is a stored conversation")
+	fs.StringVar(&s.publicURL, "public-url", "", "base `URL` clients reach the server at, such as https://agents.example.com, when a proxy stands between: the A2A card names its interfaces under it (default: the host each request reached)")
 	s.limits.register(fs)
 	s.http.register(fs)
 	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
@@ -84,6 +92,9 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 		return err
 	}
 	if err := checkServeLimits(s.heartbeat, s.maxMessages); err != nil {
+		return err
+	}
+	if err := checkPublicURL(s.publicURL, s.a2a); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -121,6 +132,11 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	}
 	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
+	if s.a2a {
+		a2h := a2aserver.New(agent, sh.a2a(s.publicURL))
+		defer a2h.Close()
+		sh.a2aHandler = a2h
+	}
 	handler := lim.wrap(serveMux(agent, endpoint, sh), sh.store)
 
 	ln, err := listen(s.addr)
@@ -131,6 +147,9 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "robby: chat page at http://%s/\n", ln.Addr())
 	if sh.store != nil {
 		fmt.Fprintf(stderr, "robby: keeping chats and responses in %s\n", storeName(s.store))
+	}
+	if s.a2a {
+		fmt.Fprintf(stderr, "robby: A2A card at http://%s%s\n", ln.Addr(), a2aserver.CardPath)
 	}
 	warnOpen(stderr, s.addr, len(tokens) > 0)
 	return serveHTTP(ctx, ln, handler, s.http, stderr)
@@ -160,6 +179,22 @@ func checkServeLimits(heartbeat time.Duration, maxMessages int) error {
 	return nil
 }
 
+// checkPublicURL refuses a -public-url that is not an absolute http(s) URL,
+// or that nothing would use.
+func checkPublicURL(v string, a2a bool) error {
+	if v == "" {
+		return nil
+	}
+	if !a2a {
+		return usageError{errors.New("-public-url names where the A2A card's interfaces are: give -a2a too")}
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return usageError{fmt.Errorf("bad -public-url %q: give an http or https URL, such as https://agents.example.com", v)}
+	}
+	return nil
+}
+
 // served is what robby serve's endpoints share: the users' tokens, the store
 // of their chats and responses, the web origins, the message limit and the
 // log. Each endpoint's options are made from it.
@@ -169,6 +204,7 @@ type served struct {
 	origins     []string
 	maxMessages int
 	log         *slog.Logger
+	a2aHandler  http.Handler // nil without -a2a
 }
 
 func (s served) openai() openaiserver.Options {
@@ -177,6 +213,10 @@ func (s served) openai() openaiserver.Options {
 
 func (s served) uistream() uistream.Options {
 	return uistream.Options{Tokens: s.tokens, Store: s.store, CORSOrigins: s.origins, MaxMessages: s.maxMessages, Logger: s.log}
+}
+
+func (s served) a2a(publicURL string) a2aserver.Options {
+	return a2aserver.Options{PublicURL: publicURL, Tokens: s.tokens, Store: s.store, CORSOrigins: s.origins, Logger: s.log}
 }
 
 func (s served) agui() agui.Options {
@@ -195,6 +235,11 @@ func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, sh served) htt
 	mux.Handle("/api/prompts/", page)
 	mux.Handle("/api/", uistream.New(agent, sh.uistream()))
 	mux.Handle("/ag-ui", agui.New(agent, sh.agui()))
+	if sh.a2aHandler != nil {
+		mux.Handle(a2aserver.CardPath, sh.a2aHandler)
+		mux.Handle(a2aserver.JSONRPCPath, sh.a2aHandler)
+		mux.Handle(a2aserver.RESTPath+"/", sh.a2aHandler)
+	}
 	mux.Handle("/", endpoint)
 	return mux
 }

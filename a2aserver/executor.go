@@ -1,0 +1,180 @@
+package a2aserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/httpapi"
+)
+
+// executor runs the agent for a2asrv: each message to the agent is a run in
+// the conversation its contextId names, its events told as A2A events.
+type executor struct {
+	agent *robby.Agent
+	store robby.Store // nil: mem keeps the conversations
+	mem   *memory
+	log   *slog.Logger
+	base  context.Context // ended by Handler.Close
+}
+
+// errNotText refuses the parts a run cannot read.
+var errNotText = errors.New("only text and data parts are read: send a file's content as text")
+
+// Execute implements [a2asrv.AgentExecutor].
+func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if !httpapi.ValidID(ec.ContextID) {
+			yield(nil, fmt.Errorf("contextId %q: 1 to 128 letters, digits, '-' or '_': %w", ec.ContextID, a2a.ErrInvalidParams))
+			return
+		}
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		prompt, err := promptOf(ec.Message)
+		if err != nil {
+			yield(failed(ec, err.Error()), nil)
+			return
+		}
+		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(x.base, cancel)()
+		x.run(ctx, ec, prompt, yield)
+	}
+}
+
+// run runs the agent on prompt and tells its events, then how it ended.
+func (x *executor) run(ctx context.Context, ec *a2asrv.ExecutorContext, prompt string, yield func(a2a.Event, error) bool) {
+	user := ec.User.Name
+	conv := x.agent.Clone()
+	var opts []robby.RunOption
+	if x.store != nil {
+		opts = append(opts, robby.WithConversation(x.store, user, ec.ContextID))
+	} else {
+		key := user + "\x00" + ec.ContextID
+		if prev, ok := x.mem.get(key); ok {
+			conv.SetMessages(prev)
+		} else {
+			conv.Reset()
+		}
+		defer func() { x.mem.put(key, conv.Messages()) }()
+	}
+	s := &taskStream{ec: ec, yield: yield}
+	var runErr error
+	for e, err := range conv.Stream(ctx, prompt, opts...) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		if !s.event(e) {
+			return
+		}
+	}
+	if ctx.Err() == nil || x.base.Err() != nil {
+		if !s.endTurn() {
+			return
+		}
+	}
+	switch {
+	case runErr == nil:
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	case x.base.Err() != nil:
+		yield(failed(ec, "The server stopped during the run."), nil)
+	case ctx.Err() != nil:
+		// Canceled: a2asrv records it, through Cancel.
+	default:
+		yield(failed(ec, x.failure(ctx, ec, runErr)), nil)
+	}
+}
+
+// failure logs a failed run and says why in words for its client.
+func (x *executor) failure(ctx context.Context, ec *a2asrv.ExecutorContext, err error) string {
+	if why := httpapi.Stopped(err, robby.ErrBudget, robby.ErrMaxTurns); why != "" {
+		return "The run stopped: " + strings.TrimPrefix(err.Error(), "robby: ")
+	}
+	if blocked, ok := httpapi.Blocked[*robby.GuardError](err); ok {
+		return blocked
+	}
+	x.log.WarnContext(ctx, "robby: A2A run failed", slog.String("task", string(ec.TaskID)), slog.Any("error", err))
+	_, msg := httpapi.UpstreamError(err, string(ec.TaskID), func(e *robby.APIError) (int, string) { return e.StatusCode, e.Message })
+	return msg
+}
+
+// Cancel implements [a2asrv.AgentExecutor]: the task ends canceled, and its
+// run's context with it.
+func (x *executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if ec.StoredTask == nil {
+			yield(nil, a2a.ErrTaskNotFound)
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// failed is the status update of a task that failed, saying why.
+func failed(ec *a2asrv.ExecutorContext, why string) *a2a.TaskStatusUpdateEvent {
+	return a2a.NewStatusUpdateEvent(ec, a2a.TaskStateFailed, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(why)))
+}
+
+// promptOf is the text of a message: its text parts, and its data parts as
+// JSON, a line each.
+func promptOf(m *a2a.Message) (string, error) {
+	if m == nil {
+		return "", errors.New("no message")
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			b.WriteString(string(c))
+		case a2a.Data:
+			js, err := json.Marshal(c.Value)
+			if err != nil {
+				return "", fmt.Errorf("a data part: %w", err)
+			}
+			b.Write(js)
+		default:
+			return "", errNotText
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", errors.New("the message holds no text")
+	}
+	return b.String(), nil
+}
+
+// memory keeps the conversations of a handler without a store.
+type memory struct {
+	mu    sync.Mutex
+	convs map[string][]openai.ChatCompletionMessageParamUnion
+}
+
+func (m *memory) get(key string) ([]openai.ChatCompletionMessageParamUnion, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	msgs, ok := m.convs[key]
+	return msgs, ok
+}
+
+func (m *memory) put(key string, msgs []openai.ChatCompletionMessageParamUnion) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.convs[key] = msgs
+}

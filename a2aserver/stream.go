@@ -1,0 +1,109 @@
+package a2aserver
+
+import (
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/robby-go/robby"
+)
+
+// flushEvery is how often, at most, a turn's text is told while the model
+// writes it. Each artifact update rewrites the stored task, so one per
+// delta would cost the square of the answer's length.
+const flushEvery = 100 * time.Millisecond
+
+// A taskStream tells a run's events as A2A events: each turn's text an
+// artifact, appended to as the model writes it, and each tool call and
+// result a status update (working) whose message holds them as data.
+type taskStream struct {
+	ec        *a2asrv.ExecutorContext
+	yield     func(a2a.Event, error) bool
+	artifact  a2a.ArtifactID  // the turn's text, "" until it is told
+	full      strings.Builder // the turn's text
+	pending   strings.Builder // the text not told yet
+	lastFlush time.Time
+	turn      int
+}
+
+// event tells one robby event; it returns false once the client is gone.
+func (s *taskStream) event(e robby.Event) bool {
+	if e.Turn != s.turn {
+		if !s.endTurn() {
+			return false
+		}
+		s.turn = e.Turn
+	}
+	switch e.Kind {
+	case robby.EventText:
+		if e.Delta != "" {
+			return s.text(e.Delta)
+		}
+	case robby.EventTurnEnd:
+		return s.endTurn()
+	case robby.EventToolCall:
+		if !s.endTurn() {
+			return false
+		}
+		c := e.ToolCall
+		return s.status(map[string]any{"toolCall": map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments}})
+	case robby.EventToolResult:
+		r := e.ToolResult
+		v := map[string]any{"id": r.Call.ID, "name": r.Call.Name, "output": r.Output}
+		if r.Err != nil {
+			v["isError"] = true
+		}
+		return s.status(map[string]any{"toolResult": v})
+	case robby.EventHandoff:
+		t := e.Transfer
+		return s.status(map[string]any{"handoff": map[string]any{"from": t.From, "to": t.To, "reason": t.Reason}})
+	}
+	return true
+}
+
+// text adds a delta to the turn's text. The first is told at once, the
+// others every flushEvery.
+func (s *taskStream) text(delta string) bool {
+	s.full.WriteString(delta)
+	s.pending.WriteString(delta)
+	if s.artifact != "" && time.Since(s.lastFlush) < flushEvery {
+		return true
+	}
+	var ev *a2a.TaskArtifactUpdateEvent
+	if s.artifact == "" {
+		ev = a2a.NewArtifactEvent(s.ec, a2a.NewTextPart(s.pending.String()))
+		ev.Artifact.Name = "answer"
+		s.artifact = ev.Artifact.ID
+	} else {
+		ev = a2a.NewArtifactUpdateEvent(s.ec, s.artifact, a2a.NewTextPart(s.pending.String()))
+	}
+	s.pending.Reset()
+	s.lastFlush = time.Now()
+	return s.yield(ev, nil)
+}
+
+// endTurn tells the turn's whole text, one part replacing the pieces told,
+// as the artifact's last chunk.
+func (s *taskStream) endTurn() bool {
+	if s.full.Len() == 0 {
+		return true
+	}
+	id := s.artifact
+	if id == "" {
+		id = a2a.NewArtifactID()
+	}
+	ev := &a2a.TaskArtifactUpdateEvent{TaskID: s.ec.TaskID, ContextID: s.ec.ContextID, LastChunk: true,
+		Artifact: &a2a.Artifact{ID: id, Name: "answer", Parts: a2a.ContentParts{a2a.NewTextPart(s.full.String())}}}
+	s.artifact = ""
+	s.full.Reset()
+	s.pending.Reset()
+	return s.yield(ev, nil)
+}
+
+// status tells a step of the run as a working status with its data.
+func (s *taskStream) status(data map[string]any) bool {
+	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, s.ec, a2a.NewDataPart(data))
+	return s.yield(a2a.NewStatusUpdateEvent(s.ec, a2a.TaskStateWorking, msg), nil)
+}
