@@ -152,3 +152,78 @@ var (
 	// messages was wrong: another writer appended first.
 	ErrConflict = errors.New("robby: conversation changed meanwhile")
 )
+
+// A TaskStore keeps tasks: each a user's record of a run that other programs
+// follow and may cancel, such as an A2A task (package a2aserver). The stores
+// of packages sqlitestore and pgstore are TaskStores beside their
+// conversations, so tasks outlive the process. A task of another user is
+// reported as [ErrNoTask], exactly as one that does not exist. A TaskStore is
+// safe for concurrent use, including by several processes sharing the same
+// database.
+type TaskStore interface {
+	// CreateTask stores a new task, at version 1, its times set by the store.
+	// It fails with [ErrTaskExists] when the user has one with that ID.
+	CreateTask(ctx context.Context, t Task) error
+	// UpdateTask replaces the task of t.User and t.ID (its context, state and
+	// data), expecting it at version, and returns its new version. If it is at
+	// another, nothing is stored and the error wraps [ErrConflict].
+	UpdateTask(ctx context.Context, t Task, version int64) (int64, error)
+	// TouchTask notes that a task's run goes on: it sets its Updated, and
+	// leaves its version.
+	TouchTask(ctx context.Context, user, id string) error
+	// GetTask returns a task.
+	GetTask(ctx context.Context, user, id string) (Task, error)
+	// ListTasks returns the user's tasks that opts selects, a page at a time,
+	// the most recently updated first.
+	ListTasks(ctx context.Context, user string, opts TaskListOptions) (TaskPage, error)
+}
+
+// A Task is what a [TaskStore] keeps of a task.
+type Task struct {
+	// ID names the task among its user's; User owns it, as a conversation's.
+	ID, User string
+	// ContextID names what the task belongs to, such as the conversation
+	// its run writes.
+	ContextID string
+	// State is the task's state as its protocol names it.
+	State string
+	// Data is the whole task, as its protocol writes it in JSON.
+	Data json.RawMessage
+	// Version counts the task's updates, from 1.
+	Version int64
+	// Created and Updated are when the task was created and last updated
+	// or touched, with microsecond precision.
+	Created, Updated time.Time
+}
+
+// TaskListOptions selects and pages [TaskStore.ListTasks]. Its zero value
+// selects all of a user's tasks.
+type TaskListOptions struct {
+	// ContextID and State, when set, select the tasks that have them.
+	ContextID, State string
+	// UpdatedAfter, when set, selects the tasks updated since.
+	UpdatedAfter time.Time
+	// Limit bounds the tasks of a page. 0 or less means 100.
+	Limit int
+	// Cursor is the previous page's [TaskPage.Next], empty for the first.
+	Cursor string
+}
+
+// A TaskPage is a page of [TaskStore.ListTasks].
+type TaskPage struct {
+	Tasks []Task
+	// Next is the cursor of the next page, empty after the last.
+	Next string
+	// Total counts the tasks selected, on every page.
+	Total int
+}
+
+// Errors of a [TaskStore], for errors.Is.
+var (
+	// ErrNoTask reports a task that does not exist or belongs to another
+	// user.
+	ErrNoTask = errors.New("robby: no such task")
+	// ErrTaskExists reports a [TaskStore.CreateTask] with an ID the user has
+	// already.
+	ErrTaskExists = errors.New("robby: task exists")
+)

@@ -40,6 +40,10 @@
 // another's task is not found, as one that does not exist. Cancel ends the
 // run's context, so its tools stop too.
 //
-// Tasks are kept in the handler's memory (a2asrv's in-memory store): they end
-// with it.
+// With a store that is a [robby.TaskStore] (sqlitestore's, pgstore's), the
+// tasks are kept in it, and outlive the process. A running task's record is
+// touched every [Options.Heartbeat]. One still submitted or working, run by
+// no handler that reads it, and silent for three heartbeats lost its server:
+// it reads failed, saying so. Without one, tasks are kept in the handler's
+// memory (a2asrv's in-memory store), and end with it.
 package a2aserver

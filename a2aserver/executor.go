@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -21,11 +22,14 @@ import (
 // executor runs the agent for a2asrv: each message to the agent is a run in
 // the conversation its contextId names, its events told as A2A events.
 type executor struct {
-	agent *robby.Agent
-	store robby.Store // nil: mem keeps the conversations
-	mem   *memory
-	log   *slog.Logger
-	base  context.Context // ended by Handler.Close
+	agent     *robby.Agent
+	store     robby.Store // nil: mem keeps the conversations
+	mem       *memory
+	tasks     robby.TaskStore // nil: a2asrv keeps the tasks in memory
+	running   *running
+	heartbeat time.Duration
+	log       *slog.Logger
+	base      context.Context // ended by Handler.Close
 }
 
 // errNotText refuses the parts a run cannot read.
@@ -52,6 +56,11 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		defer context.AfterFunc(x.base, cancel)()
+		x.running.add(ec.User.Name, string(ec.TaskID))
+		defer x.running.remove(ec.User.Name, string(ec.TaskID))
+		if x.tasks != nil {
+			go x.beat(ctx, ec)
+		}
 		x.run(ctx, ec, prompt, yield)
 	}
 }
@@ -97,6 +106,23 @@ func (x *executor) run(ctx context.Context, ec *a2asrv.ExecutorContext, prompt s
 		// Canceled: a2asrv records it, through Cancel.
 	default:
 		yield(failed(ec, x.failure(ctx, ec, runErr)), nil)
+	}
+}
+
+// beat notes in the store that a task's run goes on, every heartbeat,
+// until ctx ends: replicas reading it so know it is not lost.
+func (x *executor) beat(ctx context.Context, ec *a2asrv.ExecutorContext) {
+	t := time.NewTicker(x.heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := x.tasks.TouchTask(ctx, ec.User.Name, string(ec.TaskID)); err != nil && ctx.Err() == nil {
+				x.log.WarnContext(ctx, "robby: A2A task heartbeat failed", slog.String("task", string(ec.TaskID)), slog.Any("error", err))
+			}
+		}
 	}
 }
 

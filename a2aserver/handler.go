@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -20,6 +21,10 @@ const CardPath = "/.well-known/agent-card.json"
 
 // JSONRPCPath is where a [Handler] serves A2A's JSON-RPC binding.
 const JSONRPCPath = "/a2a"
+
+// DefaultHeartbeat is how often, by default, a running task notes in the
+// store that its run goes on.
+const DefaultHeartbeat = 10 * time.Second
 
 // RESTPath is the prefix under which a [Handler] serves A2A's HTTP+JSON
 // binding (POST /a2a/rest/message:send, GET /a2a/rest/tasks/{id}, ...).
@@ -47,10 +52,18 @@ type Options struct {
 	// public.
 	Tokens map[string]string
 	// Store keeps each context's conversation, the stored conversation of its
-	// user named by the contextId. Without it, conversations are kept in the
-	// handler's memory, and lost with it. Closing the store is the caller's
-	// job.
+	// user named by the contextId. A store that is a [robby.TaskStore] too,
+	// as sqlitestore's and pgstore's are, keeps the tasks, so they outlive
+	// the process and are shared by the replicas using the store. Without
+	// it, conversations and tasks are kept in the handler's memory, and lost
+	// with it. Closing the store is the caller's job.
 	Store robby.Store
+	// Heartbeat is how often a running task's record notes in the store that
+	// its run goes on (default [DefaultHeartbeat]). A task still working
+	// whose record went three heartbeats without a write lost its server (it
+	// crashed, or was killed): it reads failed, saying so. Replicas sharing
+	// a store should share the setting.
+	Heartbeat time.Duration
 	// CORSOrigins are the web origins (or "*") whose pages may call the handler
 	// from a browser. A request from another origin is answered 403.
 	CORSOrigins []string
@@ -83,8 +96,17 @@ func New(agent *robby.Agent, opts Options) *Handler {
 	h := &Handler{agent: agent, opts: opts, guard: guard}
 	base, stop := context.WithCancel(context.Background())
 	h.stopRun = stop
-	h.exec = &executor{agent: agent, store: opts.Store, log: opts.Logger, base: base, mem: &memory{convs: map[string][]openai.ChatCompletionMessageParamUnion{}}}
-	tasks := taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: taskOwner})
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	h.opts.Heartbeat = opts.Heartbeat
+	h.exec = &executor{agent: agent, store: opts.Store, log: opts.Logger, base: base, heartbeat: opts.Heartbeat,
+		running: &running{set: map[[2]string]bool{}}, mem: &memory{convs: map[string][]openai.ChatCompletionMessageParamUnion{}}}
+	var tasks taskstore.Store = taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: taskOwner})
+	if ts, ok := opts.Store.(robby.TaskStore); ok {
+		h.exec.tasks = ts
+		tasks = &storedTasks{ts: ts, running: h.exec.running, heartbeat: opts.Heartbeat}
+	}
 	rh := a2asrv.NewHandler(h.exec,
 		a2asrv.WithTaskStore(tasks),
 		a2asrv.WithLogger(opts.Logger),

@@ -248,7 +248,13 @@ func TestCloseFailsTheRunsGoingOn(t *testing.T) {
 // request takes a minute; it returns once the model was asked.
 func startSlowTask(t *testing.T) (*fixture, *a2aclient.Client, *a2a.Task) {
 	t.Helper()
-	f := newFixture(t, a2aserver.Options{}, robbytest.Text("late").WithDelay(time.Minute))
+	return startSlowTaskWith(t, a2aserver.Options{})
+}
+
+// startSlowTaskWith is startSlowTask on a handler of opts.
+func startSlowTaskWith(t *testing.T, opts a2aserver.Options) (*fixture, *a2aclient.Client, *a2a.Task) {
+	t.Helper()
+	f := newFixture(t, opts, robbytest.Text("late").WithDelay(time.Minute))
 	c := f.client(t, "alice-token")
 	req := message("Take your time.", "")
 	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}

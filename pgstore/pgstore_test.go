@@ -37,6 +37,13 @@ func TestCounts(t *testing.T) {
 	})
 }
 
+func TestTasks(t *testing.T) {
+	srv := pgtest.Start(t)
+	storetest.RunTasks(t, func(t *testing.T) robby.TaskStore {
+		return open(t, srv.NewDatabase(t))
+	})
+}
+
 // TestOpenTogether has replicas start at once on a new database: one
 // creates the schema, the others find it.
 func TestOpenTogether(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 // metadata. Version 4 adds the usage of each message's model calls, and the
 // conversations' totals. Version 5 adds the users' counters ([Store.AddCount]).
 // Version 6 adds the agent that wrote each message (robby.Message.Agent).
+// Version 7 adds the tasks ([robby.TaskStore]).
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  text NOT NULL,
@@ -71,7 +72,19 @@ CREATE TABLE robby_store_counts (
 	value        bigint NOT NULL,
 	PRIMARY KEY (user_id, name, window_start)
 );`, `
-ALTER TABLE robby_store_messages ADD COLUMN agent text NOT NULL DEFAULT '';`}
+ALTER TABLE robby_store_messages ADD COLUMN agent text NOT NULL DEFAULT '';`, `
+CREATE TABLE robby_store_tasks (
+	user_id    text NOT NULL,
+	id         text NOT NULL,
+	context_id text NOT NULL,
+	state      text NOT NULL,
+	data       json NOT NULL, -- the task as its protocol writes it
+	version    bigint NOT NULL,
+	created    timestamptz NOT NULL,
+	updated    timestamptz NOT NULL,
+	PRIMARY KEY (user_id, id)
+);
+CREATE INDEX robby_store_tasks_by_update ON robby_store_tasks (user_id, updated DESC, id DESC);`}
 
 // usageColumns returns the statement adding convstore.UsageColumns to a
 // table.

@@ -17,6 +17,7 @@ import (
 // message's model calls, and the conversations' totals. Version 5 adds the
 // users' counters ([Store.AddCount]). Version 6 adds the agent that wrote
 // each message (robby.Message.Agent).
+// Version 7 adds the tasks ([robby.TaskStore]).
 var migrations = []string{`
 CREATE TABLE robby_store_conversations (
 	user_id  TEXT NOT NULL,
@@ -70,7 +71,19 @@ CREATE TABLE robby_store_counts (
 	value        INTEGER NOT NULL,
 	PRIMARY KEY (user_id, name, window_start)
 );`, `
-ALTER TABLE robby_store_messages ADD COLUMN agent TEXT NOT NULL DEFAULT '';`}
+ALTER TABLE robby_store_messages ADD COLUMN agent TEXT NOT NULL DEFAULT '';`, `
+CREATE TABLE robby_store_tasks (
+	user_id    TEXT NOT NULL,
+	id         TEXT NOT NULL,
+	context_id TEXT NOT NULL,
+	state      TEXT NOT NULL,
+	data       BLOB NOT NULL, -- the task as its protocol writes it, in JSON
+	version    INTEGER NOT NULL,
+	created    INTEGER NOT NULL, -- Unix microseconds
+	updated    INTEGER NOT NULL,
+	PRIMARY KEY (user_id, id)
+);
+CREATE INDEX robby_store_tasks_by_update ON robby_store_tasks (user_id, updated DESC, id DESC);`}
 
 // usageColumns returns the statements adding convstore.UsageColumns to a
 // table.

@@ -231,3 +231,9 @@ func TestCounts(t *testing.T) {
 		return open(t, filepath.Join(t.TempDir(), "robby.db"))
 	})
 }
+
+func TestTasks(t *testing.T) {
+	storetest.RunTasks(t, func(t *testing.T) robby.TaskStore {
+		return open(t, filepath.Join(t.TempDir(), "robby.db"))
+	})
+}

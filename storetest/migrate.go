@@ -39,4 +39,10 @@ func CheckMigrated(t *testing.T, s robby.Store) {
 	assert.Equal(t, []string{"b1"}, msgs, "a new conversation writes apart from migrated ones")
 	_, msgs = load(t, s, "alice", "fork")
 	assert.Equal(t, []string{"a1"}, msgs)
+	if ts, ok := s.(robby.TaskStore); ok { // since version 7
+		require.NoError(t, ts.CreateTask(ctx, robby.Task{ID: "t", User: "alice", ContextID: "c", State: "working", Data: []byte(`{}`)}))
+		task, err := ts.GetTask(ctx, "alice", "t")
+		require.NoError(t, err)
+		assert.Equal(t, "working", task.State)
+	}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/robby-go/robby/internal/pgtest"
 	"github.com/robby-go/robby/robbytest"
 )
 
@@ -89,4 +92,49 @@ func TestServeA2APublicURL(t *testing.T) {
 		err := run(t.Context(), append([]string{"serve", "-base-url", srv.URL}, args...), nil, nil, &syncBuffer{})
 		assert.ErrorContains(t, err, "-public-url", "%v", args)
 	}
+}
+
+// TestServeA2ATaskSurvivesSIGKILL: robby serve -a2a -store is SIGKILLed while
+// a task's model request is still going; another robby serve on the same
+// store reads the task, through a2a-go's client, failed and saying why,
+// once three heartbeats passed without a write. On SQLite and PostgreSQL.
+func TestServeA2ATaskSurvivesSIGKILL(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		testA2ATaskSurvivesSIGKILL(t, filepath.Join(t.TempDir(), "tasks.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		testA2ATaskSurvivesSIGKILL(t, pgtest.Start(t).NewDatabase(t))
+	})
+}
+
+func testA2ATaskSurvivesSIGKILL(t *testing.T, store string) {
+	asked := make(chan struct{}, 1)
+	model := upstream(t, robbytest.Func(func(robbytest.Request) robbytest.Reply {
+		asked <- struct{}{}
+		return robbytest.Text("too late").WithDelay(time.Minute)
+	}))
+	args := []string{"-base-url", model.URL, "-model", "m", "-store", store, "-a2a", "-token", "alice:tok", "-heartbeat", "100ms"}
+	first, base, _ := serveProcess(t, args...)
+	c, _ := a2aClient(t, strings.TrimSuffix(base, "/v1"), "tok")
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi")),
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true}})
+	require.NoError(t, err)
+	task := res.(*a2a.Task)
+	<-asked
+	require.NoError(t, first.Process.Kill())
+	first.Wait()
+
+	_, base, _ = serveProcess(t, args...)
+	c, _ = a2aClient(t, strings.TrimSuffix(base, "/v1"), "tok")
+	var got *a2a.Task
+	require.Eventually(t, func() bool {
+		got, err = c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		require.NoError(t, err)
+		return got.Status.State != a2a.TaskStateWorking && got.Status.State != a2a.TaskStateSubmitted
+	}, 10*time.Second, 50*time.Millisecond)
+	assert.Equal(t, a2a.TaskStateFailed, got.Status.State)
+	require.NotNil(t, got.Status.Message)
+	assert.Contains(t, string(got.Status.Message.Parts[0].Content.(a2a.Text)), "stopped before the task ended")
+	assert.Equal(t, "hi", string(got.History[0].Parts[0].Content.(a2a.Text)), "the task's history is kept")
 }

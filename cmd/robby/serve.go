@@ -67,7 +67,7 @@ func (s *serveFlags) register(fs *flag.FlagSet) {
 	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&s.origins))
 	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
-	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, taken over); replicas sharing a store share it")
+	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response (or A2A task) notes in the -store that it goes on; one silent for three is taken for stopped (and a response, with -temporal, taken over); replicas sharing a store share it")
 	fs.BoolVar(&s.a2a, "a2a", false, "also serve the agent over A2A (the Agent2Agent protocol): its card at /.well-known/agent-card.json, JSON-RPC at /a2a, HTTP+JSON under /a2a/rest; with -store, each context is a stored conversation")
 	fs.StringVar(&s.publicURL, "public-url", "", "base `URL` clients reach the server at, such as https://agents.example.com, when a proxy stands between: the A2A card names its interfaces under it (default: the host each request reached)")
 	s.limits.register(fs)
@@ -133,7 +133,9 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
 	if s.a2a {
-		a2h := a2aserver.New(agent, sh.a2a(s.publicURL))
+		a2opts := sh.a2a(s.publicURL)
+		a2opts.Heartbeat = s.heartbeat
+		a2h := a2aserver.New(agent, a2opts)
 		defer a2h.Close()
 		sh.a2aHandler = a2h
 	}

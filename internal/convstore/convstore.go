@@ -167,3 +167,7 @@ func DecodeMetadata(s string) (map[string]string, error) {
 	}
 	return md, nil
 }
+
+// TaskColumns are the columns of the stores' tasks table
+// (robby_store_tasks), in the order their scans read them.
+const TaskColumns = `id, user_id, context_id, state, data, version, created, updated`
