@@ -19,6 +19,8 @@
 #                        clients of cmd/robby's node_ui_test.go; marked,
 #                        DOMPurify and highlight.js, which the chat page
 #                        vendors (a test checks its copies are these files)
+#   .bench/a2a           A2A's official JS SDK (npm @a2a-js/sdk), the client
+#                        of cmd/robby's node_a2a_test.go
 # Idempotent: what is installed already is skipped. Nothing is fetched at
 # test time: the tests run what this installed.
 set -euo pipefail
@@ -41,6 +43,7 @@ LANGCHAIN_OPENAI_VERSION=1.6.0
 LANGCHAIN_CORE_VERSION=1.4.0
 ZOD_VERSION=4.6.7
 HIGHLIGHT_VERSION=11.12.0
+A2A_JS_VERSION=1.3.0
 
 # installed DIR PACKAGE VERSION FILE: is PACKAGE installed under DIR at
 # VERSION (or, for a bare major version, at one of its releases), with FILE
@@ -154,6 +157,13 @@ agents_ok() {
 agents_ok || install "$BENCH/agents" "${agents[@]}"
 agents_ok || {
 	echo "install-mcp: the agent frameworks (${agents[*]}) missing after install" >&2
+	exit 1
+}
+
+installed "$BENCH/a2a" @a2a-js/sdk "$A2A_JS_VERSION" package.json ||
+	install "$BENCH/a2a" "@a2a-js/sdk@$A2A_JS_VERSION"
+installed "$BENCH/a2a" @a2a-js/sdk "$A2A_JS_VERSION" package.json || {
+	echo "install-mcp: @a2a-js/sdk@$A2A_JS_VERSION missing after install" >&2
 	exit 1
 }
 
