@@ -59,10 +59,11 @@ func (h *Handler) cardOf(ctx context.Context) (*a2a.AgentCard, error) {
 		DefaultOutputModes: []string{"text/plain"},
 		Skills:             h.skills(name, desc),
 	}
-	// The scheme is always declared; it is required when tokens are.
-	card.SecuritySchemes = a2a.NamedSecuritySchemes{bearerScheme: a2a.HTTPAuthSecurityScheme{
-		Scheme: "Bearer", Description: "A token the server's operator gives (robby serve -token)."}}
+	// A scheme declared is one enforced: clients and the conformance suite
+	// take it so.
 	if len(h.opts.Tokens) > 0 {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{bearerScheme: a2a.HTTPAuthSecurityScheme{
+			Scheme: "Bearer", Description: "Given by the server's operator."}}
 		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{bearerScheme: {}}}
 	}
 	return card, nil

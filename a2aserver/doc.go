@@ -14,13 +14,14 @@
 //
 // A [Handler] serves
 //
-//	GET  /.well-known/agent-card.json  the agent card, public
+//	GET  /.well-known/agent-card.json  the agent card, public (and at
+//	     /a2a/.well-known/agent-card.json)
 //	POST /a2a                          the JSON-RPC binding
 //	     /a2a/rest/...                 the HTTP+JSON binding
 //
 // The card names the agent, its skills (its tools, or one skill named for
-// the agent when it has none), the bearer-token security scheme, and both
-// interfaces. They are named under [Options.PublicURL], else at the scheme and
+// the agent when it has none), the bearer-token security scheme (when
+// [Options.Tokens] has tokens), and both interfaces. They are named under [Options.PublicURL], else at the scheme and
 // host of the request that read the card.
 //
 // Every method of the bindings but the card needs one of [Options.Tokens]:

@@ -16,7 +16,8 @@ import (
 )
 
 // CardPath is where a [Handler] serves its agent card, the well-known path of
-// A2A.
+// A2A. It serves it under [JSONRPCPath] too, for clients that look for the
+// card beside the endpoint they were given.
 const CardPath = "/.well-known/agent-card.json"
 
 // JSONRPCPath is where a [Handler] serves A2A's JSON-RPC binding.
@@ -121,7 +122,7 @@ func New(agent *robby.Agent, opts Options) *Handler {
 // ServeHTTP serves the card to anyone, and the bindings to the holders of a
 // token.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == CardPath {
+	if r.URL.Path == CardPath || r.URL.Path == JSONRPCPath+CardPath {
 		h.card.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseKey{}, h.baseURL(r))))
 		return
 	}

@@ -58,7 +58,7 @@ func TestTasksOutliveTheHandler(t *testing.T) {
 
 func TestLostTaskReadsFailed(t *testing.T) {
 	store := agenttest.NewStore(t)
-	f := newFixture(t, a2aserver.Options{Store: store, Heartbeat: 20 * time.Millisecond})
+	f := newFixture(t, a2aserver.Options{Store: store, Heartbeat: 200 * time.Millisecond})
 	// A task left working by a server that died: no heartbeat comes.
 	lost := a2a.Task{ID: "lost-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
 	data, _ := json.Marshal(&lost)
@@ -71,7 +71,7 @@ func TestLostTaskReadsFailed(t *testing.T) {
 	if err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("a task within its heartbeats: %v, %+v: want it working", err, got)
 	}
-	time.Sleep(80 * time.Millisecond)
+	time.Sleep(700 * time.Millisecond)
 	got, err = c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: "lost-1"})
 	if err != nil || got.Status.State != a2a.TaskStateFailed ||
 		!strings.Contains(string(got.Status.Message.Parts[0].Content.(a2a.Text)), "stopped before the task ended") {
@@ -83,9 +83,9 @@ func TestLostTaskReadsFailed(t *testing.T) {
 }
 
 func TestRunningTaskIsNotTakenForLost(t *testing.T) {
-	opts := a2aserver.Options{Store: agenttest.NewStore(t), Heartbeat: 20 * time.Millisecond}
+	opts := a2aserver.Options{Store: agenttest.NewStore(t), Heartbeat: 200 * time.Millisecond}
 	f, c, task := startSlowTaskWith(t, opts)
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(time.Second) // five heartbeats
 	other := f.replica(t, opts).client(t, "alice-token")
 	for _, cl := range []*struct {
 		name string

@@ -239,6 +239,7 @@ func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, sh served) htt
 	mux.Handle("/ag-ui", agui.New(agent, sh.agui()))
 	if sh.a2aHandler != nil {
 		mux.Handle(a2aserver.CardPath, sh.a2aHandler)
+		mux.Handle(a2aserver.JSONRPCPath+a2aserver.CardPath, sh.a2aHandler)
 		mux.Handle(a2aserver.JSONRPCPath, sh.a2aHandler)
 		mux.Handle(a2aserver.RESTPath+"/", sh.a2aHandler)
 	}
