@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -108,10 +109,13 @@ func (in *turnInput) options() ([]robby.RunOption, error) {
 func (w *activities) turnOutput(a *robby.Agent, res *robby.Result) *turnOutput {
 	out := &turnOutput{Result: *res, Limits: a.Limits()}
 	if len(res.Pending) > 0 {
-		out.Idempotent = map[string]bool{}
+		out.Idempotent, out.Destructive = map[string]bool{}, map[string]bool{}
 		for _, t := range a.Tools() {
 			if t.IsIdempotent() {
 				out.Idempotent[t.Name()] = true
+			}
+			if t.IsDestructive() {
+				out.Destructive[t.Name()] = true
 			}
 		}
 	}
@@ -151,7 +155,8 @@ func (w *activities) Tool(ctx context.Context, in toolInput) (robby.ToolResult, 
 	}
 	stop := heartbeat(ctx)
 	defer stop()
-	w.publish(ctx, robby.Event{Kind: robby.EventToolCall, Turn: in.Turn, ToolCall: &in.Call})
+	destructive := slices.ContainsFunc(a.Tools(), func(t robby.Tool) bool { return t.Name() == in.Call.Name && t.IsDestructive() })
+	w.publish(ctx, robby.Event{Kind: robby.EventToolCall, Turn: in.Turn, ToolCall: &in.Call, Destructive: destructive})
 	results, err := a.ExecuteToolCalls(ctx, []robby.ToolCall{in.Call})
 	if err != nil {
 		return robby.ToolResult{}, err // the activity was cancelled or timed out

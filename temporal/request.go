@@ -111,7 +111,9 @@ type Progress struct {
 	// AwaitingResults are the calls of caller-run tools the run waits
 	// for ([Run.SendToolResults]).
 	AwaitingResults []robby.ToolCall `json:"awaiting_results,omitempty"`
-	// AwaitingApproval are the calls that wait for [Run.Approve].
+	// AwaitingApproval are the calls that wait for [Run.Approve]. Each
+	// one's EventToolCall in Events says whether its tool is destructive
+	// ([robby.Event.Destructive]), for the person who approves it.
 	AwaitingApproval []robby.ToolCall `json:"awaiting_approval,omitempty"`
 }
 
@@ -145,6 +147,9 @@ type turnOutput struct {
 	ErrKind    string          `json:"err_kind,omitempty"` // errMaxTurns or errBudget
 	Limits     robby.Limits    `json:"limits"`
 	Idempotent map[string]bool `json:"idempotent,omitempty"` // by tool name, for the calls pending
+	// Destructive marks, by tool name, the tools said destructive
+	// ([robby.Tool.Destructive]), for the calls' events.
+	Destructive map[string]bool `json:"destructive,omitempty"`
 }
 
 // toolInput is the tool activity's input: one call.

@@ -213,7 +213,8 @@ func (r *loop) runTools(ctx workflow.Context, calls []robby.ToolCall, out *turnO
 	results := make([]robby.ToolResult, len(calls))
 	var run []int
 	for i, c := range calls {
-		r.events = append(r.events, robby.Event{Kind: robby.EventToolCall, Turn: turn, ToolCall: &calls[i]})
+		r.events = append(r.events, robby.Event{Kind: robby.EventToolCall, Turn: turn, ToolCall: &calls[i],
+			Destructive: out.Destructive[c.Name]})
 		if n := out.Limits.MaxToolCallsPerTurn; n > 0 && i >= n {
 			results[i] = failed(c, robby.ErrToolLimit)
 			continue

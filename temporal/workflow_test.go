@@ -151,12 +151,17 @@ func TestWorkflowApproval(t *testing.T) {
 	model.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`), robbytest.Call("add", `{"a":5,"b":5}`)),
 		robbytest.Text("done"))
 	add, calls := newAdd()
-	env := newEnv(t, model, robby.WithTools(add))
+	env := newEnv(t, model, robby.WithTools(add.Destructive()))
 	env.RegisterDelayedCallback(func() {
 		p := progress(t, env)
 		if len(p.AwaitingApproval) != 2 || calls.Load() != 0 {
 			t.Errorf("awaiting approval %+v with %d calls run; want 2 and none", p.AwaitingApproval, calls.Load())
 			return
+		}
+		for _, e := range p.Events {
+			if e.Kind == robby.EventToolCall && !e.Destructive {
+				t.Errorf("the call %+v awaiting approval is not marked destructive", e.ToolCall)
+			}
 		}
 		env.SignalWorkflow(temporal.ApprovalSignal, temporal.Approval{CallID: p.AwaitingApproval[0].ID, Approved: true})
 		env.SignalWorkflow(temporal.ApprovalSignal, temporal.Approval{CallID: p.AwaitingApproval[1].ID, Reason: "too big"})
