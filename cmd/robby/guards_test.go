@@ -166,16 +166,25 @@ func TestRunGuardsRealMCPServers(t *testing.T) {
 // SDK: a secret streamed in pieces late in a long answer reaches it
 // redacted, in chat completions and Responses, and a blocked answer is an
 // error (400, or the error event of a Responses stream begun), with none
-// of its text.
-func TestNodeOpenAISDKGuards(t *testing.T) {
-	bench := requireNodeSDK(t)
-	const model = "robby-agent"
-	guards := filepath.Join(t.TempDir(), "guards.json")
+
+// redactAndBlock writes a guards file that redacts keys and blocks "beast",
+// and starts a model that answers twice with a key late in a long answer,
+// then with "beast" in pieces, twice over.
+func redactAndBlock(t *testing.T) (guards string, model *robbytest.Server) {
+	t.Helper()
+	guards = filepath.Join(t.TempDir(), "guards.json")
 	require.NoError(t, os.WriteFile(guards, []byte(`{"guards": [
   {"name": "no-keys", "on": "output", "match": "sk-[A-Za-z0-9]{20,}", "action": "redact", "replacement": "[secret]"},
   {"name": "no-beast", "on": "output", "match": "beast", "action": "block", "message": "Not here."}]}`), 0o600))
 	blocked := robbytest.Pieces("Here", " is", " the", " be", "ast.")
-	srv := upstream(t, robbytest.LateSecret(), blocked, robbytest.LateSecret(), blocked)
+	return guards, upstream(t, robbytest.LateSecret(), blocked, robbytest.LateSecret(), blocked)
+}
+
+// of its text.
+func TestNodeOpenAISDKGuards(t *testing.T) {
+	bench := requireNodeSDK(t)
+	const model = "robby-agent"
+	guards, srv := redactAndBlock(t)
 	base, serveLog := serveInProcess(t, "-base-url", srv.URL, "-model", model, "-token", "node-token",
 		"-store", filepath.Join(t.TempDir(), "responses.db"), "-guards", guards)
 	_, steps := bench.run(t, serveLog, []string{"OPENAI_API_KEY=node-token"}, "node_guards.mjs", base, model)
@@ -203,4 +212,42 @@ func TestNodeOpenAISDKGuards(t *testing.T) {
 	}
 	assert.NotContains(t, steps, "chatBlockedChunk", "a blocked answer streams nothing")
 	assert.NotContains(t, steps, "responsesBlockedText", "a blocked answer streams none of its text")
+}
+
+// TestNodeUIClientsGuards reads answers that guards redact and block through
+// the official clients of the two chat stream protocols: npm ai's transport
+// and readUIMessageStream, and @ag-ui/client's HttpAgent.
+func TestNodeUIClientsGuards(t *testing.T) {
+	node, modules := requireWebUIModules(t)
+	const token = "ui-token"
+	guards, srv := redactAndBlock(t)
+	base, serveLog := serveInProcess(t, "-base-url", srv.URL, "-model", "agent", "-token", token,
+		"-store", filepath.Join(t.TempDir(), "chats.db"), "-guards", guards)
+	root := base[:len(base)-len("/v1")]
+	_, steps := nodeSDK{node: node}.run(t, serveLog, []string{"WEBUI_MODULES=" + modules}, "node_ui_guards.mjs", root, token)
+
+	noSecret := func(name, text string) {
+		t.Helper()
+		assert.Contains(t, text, "[secret]", name)
+		for i := 0; i+3 <= len(robbytest.Secret); i++ {
+			require.NotContains(t, text, robbytest.Secret[i:i+3], "%s: a piece of the secret reached the client", name)
+		}
+	}
+	type read struct { // what a client read of an answer
+		Types                                  []string
+		Deltas, Text, ErrorText, Thrown, Error string
+	}
+	v := nodeStep[read](t, steps, "vercelSecret")
+	noSecret("ai: the parts", v.Deltas)
+	noSecret("ai: the UI message", v.Text)
+	v = nodeStep[read](t, steps, "vercelBlocked")
+	assert.NotContains(t, v.Types, "text-delta", "a blocked answer streams none of its text")
+	assert.Contains(t, v.ErrorText, `guard "no-beast" blocked the output`)
+	assert.Contains(t, v.Thrown, `guard "no-beast" blocked the output`, "readUIMessageStream ends on the error")
+	a := nodeStep[read](t, steps, "aguiSecret")
+	noSecret("@ag-ui/client", a.Text)
+	a = nodeStep[read](t, steps, "aguiBlocked")
+	assert.Empty(t, a.Text, "a blocked answer streams none of its text")
+	assert.Contains(t, a.Error, "guardrail_blocked")
+	assert.Contains(t, a.Error, `guard "no-beast" blocked the output`)
 }
