@@ -68,19 +68,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request", err.Error())
 		return
 	}
-	if req.background && req.format != nil && h.opts.Background != nil {
-		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", "text.format",
-			"'text.format' (structured output) is not supported in a background response on a server whose background runs are durable.")
-		return
-	}
-	if req.background && req.conversation != "" {
-		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", "conversation",
-			"'conversation' is not supported in a background response.")
-		return
-	}
-	if req.background && (!req.store || h.opts.Store == nil || req.wire.Stream) {
-		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request",
-			"'background' needs a response the server keeps (\"store\": true, on a server with a store: robby serve -store), not streamed.")
+	if !h.backgroundServed(w, req) {
 		return
 	}
 	run, err := h.prepare(r.Context(), httpapi.User(r), agent, req)
@@ -133,6 +121,27 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 			slog.String("model", req.wire.Model), slog.String("response_id", reply.resp.ID), slog.Any("error", err))
 		reply.fail(err, id)
 	}
+}
+
+// backgroundServed refuses a background request this server cannot run,
+// and reports whether the request may go on.
+func (h *Handler) backgroundServed(w http.ResponseWriter, req *responsesRequest) bool {
+	switch {
+	case !req.background:
+		return true
+	case req.format != nil && h.opts.Background != nil:
+		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", "text.format",
+			"'text.format' (structured output) is not supported in a background response on a server whose background runs are durable.")
+	case req.conversation != "":
+		writeAPIErrorParam(w, http.StatusBadRequest, "invalid_request_error", "unsupported_parameter", "conversation",
+			"'conversation' is not supported in a background response.")
+	case !req.store || h.opts.Store == nil || req.wire.Stream:
+		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", "invalid_request",
+			"'background' needs a response the server keeps (\"store\": true, on a server with a store: robby serve -store), not streamed.")
+	default:
+		return true
+	}
+	return false
 }
 
 // refuse answers a request that failed before its run. A bad request gets 400,

@@ -147,20 +147,9 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 		}
 		opts = append(opts, robby.WithGuards(guards...))
 	}
-	var servers []robby.MCPServer
-	if f.mcp != "" {
-		oauth, err := oauthOptions(stderr, logger)
-		if err != nil {
-			return nil, err
-		}
-		if servers, err = mcpconfig.Load(f.mcp, mcpconfig.WithOAuth(oauth...)); err != nil {
-			return nil, err
-		}
-		if f.toolSearch {
-			for i := range servers {
-				servers[i] = servers[i].WithDeferLoading()
-			}
-		}
+	servers, err := f.mcpServers(stderr, logger)
+	if err != nil {
+		return nil, err
 	}
 	if f.kb.file != "" {
 		if f.kb.mode != "tool" && f.kb.mode != "context" {
@@ -204,6 +193,28 @@ func (f *agentFlags) newAgent(stderr io.Writer) (*robby.Agent, error) {
 	}
 	printMCPStatus(stderr, agent)
 	return agent, nil
+}
+
+// mcpServers returns the servers of the -mcp file, deferred with
+// -tool-search.
+func (f *agentFlags) mcpServers(stderr io.Writer, logger *slog.Logger) ([]robby.MCPServer, error) {
+	if f.mcp == "" {
+		return nil, nil
+	}
+	oauth, err := oauthOptions(stderr, logger)
+	if err != nil {
+		return nil, err
+	}
+	servers, err := mcpconfig.Load(f.mcp, mcpconfig.WithOAuth(oauth...))
+	if err != nil {
+		return nil, err
+	}
+	if f.toolSearch {
+		for i := range servers {
+			servers[i] = servers[i].WithDeferLoading()
+		}
+	}
+	return servers, nil
 }
 
 // newTeam builds the team of the -agents file, each agent over base, and
