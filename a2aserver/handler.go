@@ -111,7 +111,7 @@ func New(agent *robby.Agent, opts Options) *Handler {
 	rh := a2asrv.NewHandler(h.exec,
 		a2asrv.WithTaskStore(tasks),
 		a2asrv.WithLogger(opts.Logger),
-		a2asrv.WithCallInterceptors(userInterceptor{}),
+		a2asrv.WithCallInterceptors(userInterceptor{tasks: tasks}),
 		a2asrv.WithCapabilityChecks(&a2a.AgentCapabilities{Streaming: true}))
 	h.rpc = a2asrv.NewJSONRPCHandler(rh)
 	h.rest = http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(rh))
@@ -154,17 +154,27 @@ type userKey struct{}
 
 // userInterceptor gives each call the user its request authenticated as:
 // the task store keeps each task's owner, and the executor runs in that
-// user's conversations.
+// user's conversations. It refuses a subscription to a task the user does
+// not own: a2asrv attaches one to a running task without asking the store.
 type userInterceptor struct {
 	a2asrv.PassthroughCallInterceptor
+	tasks taskstore.Store
 }
 
-func (userInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, _ *a2asrv.Request) (context.Context, any, error) {
+func (u userInterceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
 	user, ok := ctx.Value(userKey{}).(string)
 	if !ok {
 		return ctx, nil, a2a.ErrUnauthenticated
 	}
 	cc.User = a2asrv.NewAuthenticatedUser(user, nil)
+	if req == nil {
+		return ctx, nil, nil
+	}
+	if sub, ok := req.Payload.(*a2a.SubscribeToTaskRequest); ok && sub != nil {
+		if _, err := u.tasks.Get(ctx, sub.ID); err != nil {
+			return ctx, nil, err
+		}
+	}
 	return ctx, nil, nil
 }
 

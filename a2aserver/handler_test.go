@@ -163,6 +163,16 @@ func TestContextContinues(t *testing.T) {
 	}
 }
 
+func TestOtherUsersCannotSubscribeToARunningTask(t *testing.T) {
+	f, _, task := startSlowTask(t)
+	for e, err := range f.client(t, "bob-token").SubscribeToTask(t.Context(), &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+		if !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("Bob subscribes to Alice's running task: %+v, %v: want ErrTaskNotFound", e, err)
+		}
+		break
+	}
+}
+
 func TestCancelStopsTheRun(t *testing.T) {
 	f, c, task := startSlowTask(t)
 	if _, err := f.client(t, "bob-token").CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
