@@ -37,6 +37,18 @@
 // {"handoff": {...}}. The task ends completed, or failed with a message that
 // says why, or canceled.
 //
+// A turn calling a tool of [Options.Approve], or a caller-run tool of
+// [Options.CallerTools], puts the task in INPUT_REQUIRED. Its status message
+// says what is asked, in words and as a data part: {"approve": [calls],
+// "others": [calls]} (the turn's other calls run once it is answered) or
+// {"toolCalls": [calls]}, each call {"id", "name", "arguments"}. The
+// client's next message on the task answers: "yes" or "no" as its one text
+// part, or a data part {"approvals": [{"id", "approved", "reason"}]}; or,
+// for caller-run tools, {"toolResults": [{"id", "output", "isError"}]}. The
+// run then goes on. An answer not read so asks again, saying why. The
+// conversation holds the calls until then, so with a store the task waits
+// through a restart, and any replica takes the answer.
+//
 // A user reads, lists, subscribes to and cancels only their own tasks:
 // another's task is not found, as one that does not exist. Cancel ends the
 // run's context, so its tools stop too.

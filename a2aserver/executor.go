@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,14 +23,18 @@ import (
 // executor runs the agent for a2asrv: each message to the agent is a run in
 // the conversation its contextId names, its events told as A2A events.
 type executor struct {
-	agent     *robby.Agent
-	store     robby.Store // nil: mem keeps the conversations
-	mem       *memory
-	tasks     robby.TaskStore // nil: a2asrv keeps the tasks in memory
-	running   *running
-	heartbeat time.Duration
-	log       *slog.Logger
-	base      context.Context // ended by Handler.Close
+	agent *robby.Agent
+	store robby.Store // nil: mem keeps the conversations
+	mem   *memory
+	tasks robby.TaskStore // nil: a2asrv keeps the tasks in memory
+	// approve names the tools whose calls wait for the client's approval.
+	approve []string
+	// callerTools are the tools the client runs.
+	callerTools []openai.FunctionDefinitionParam
+	running     *running
+	heartbeat   time.Duration
+	log         *slog.Logger
+	base        context.Context // ended by Handler.Close
 }
 
 // errNotText refuses the parts a run cannot read.
@@ -45,12 +50,8 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
 			return
 		}
-		prompt, err := promptOf(ec.Message)
-		if err != nil {
-			yield(failed(ec, err.Error()), nil)
-			return
-		}
-		if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+		in, ok := x.input(ec, yield)
+		if !ok || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
@@ -61,42 +62,150 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if x.tasks != nil {
 			go x.beat(ctx, ec)
 		}
-		x.run(ctx, ec, prompt, yield)
+		s := &taskStream{ec: ec, yield: yield}
+		if in.ask != nil && len(in.ask.Approve) > 0 {
+			if in.results, ok = x.runAnswered(ctx, in.ask, in.refused, s); !ok {
+				return
+			}
+		}
+		x.run(ctx, s, in, yield)
 	}
 }
 
-// run runs the agent on prompt and tells its events, then how it ended.
-func (x *executor) run(ctx context.Context, ec *a2asrv.ExecutorContext, prompt string, yield func(a2a.Event, error) bool) {
+// An input is what a message gives a run: a prompt, or the answer to what
+// its task asked.
+type input struct {
+	prompt  string
+	ask     *ask              // what the task asked, if the message answers it
+	refused map[string]string // the calls refused, by ID, and why
+	results []robby.ToolResult
+}
+
+// input reads the message: a prompt, or the answer to what the task waits
+// for. A message it cannot read ends the execution with the task failed, or
+// asking again: ok is false then.
+func (x *executor) input(ec *a2asrv.ExecutorContext, yield func(a2a.Event, error) bool) (in input, ok bool) {
+	if t := ec.StoredTask; t != nil && t.Status.State == a2a.TaskStateInputRequired {
+		a, err := askOfTask(t)
+		if err != nil {
+			yield(failed(ec, err.Error()), nil)
+			return in, false
+		}
+		in.ask = a
+		in.refused, in.results, err = answerOf(ec.Message, a)
+		if err != nil {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, askMessage(ec, a, err.Error())), nil)
+			return in, false
+		}
+		return in, true
+	}
+	prompt, err := promptOf(ec.Message)
+	if err != nil {
+		yield(failed(ec, err.Error()), nil)
+		return in, false
+	}
+	in.prompt = prompt
+	return in, true
+}
+
+// run runs the agent on the input and tells its events, then how it ended:
+// completed, failed, or waiting for the client's input. With approvals it
+// runs one turn at a time, to pause before the calls that need one.
+func (x *executor) run(ctx context.Context, s *taskStream, in input, yield func(a2a.Event, error) bool) {
+	ec := s.ec
+	conv, opts, save := x.conversation(ec)
+	defer save()
+	var done int
+	var spent robby.Budget
+	if in.prompt != "" && len(x.approve) > 0 {
+		in.results = x.refuseWaiting(ctx, ec, conv)
+	}
+	for {
+		o := append(slices.Clone(opts), robby.WithCallerTools(x.callerTools...), robby.WithToolResults(in.results...))
+		if len(x.approve) > 0 {
+			o = append(o, robby.WithOneTurn(done, spent))
+		}
+		var seq iter.Seq2[robby.Event, error]
+		if in.prompt != "" {
+			seq = conv.Stream(ctx, in.prompt, o...)
+		} else {
+			seq = conv.ResumeStream(ctx, o...)
+		}
+		res, runErr, ok := x.tell(ctx, s, seq)
+		if !ok {
+			return
+		}
+		if runErr != nil || ctx.Err() != nil || len(res.Pending) == 0 {
+			x.end(ctx, ec, runErr, yield)
+			return
+		}
+		for _, c := range res.Pending {
+			if !s.call(c) {
+				return
+			}
+		}
+		if a := x.askOf(res.Pending); a != nil {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, askMessage(ec, a, "")), nil)
+			return
+		}
+		done, spent = done+res.Turns, spentBy(spent, res)
+		in = input{}
+		if in.results, ok = x.runAnswered(ctx, &ask{Others: wireCalls(res.Pending)}, nil, s); !ok {
+			return
+		}
+	}
+}
+
+// spentBy adds what a run spent to spent.
+func spentBy(spent robby.Budget, res *robby.Result) robby.Budget {
+	spent.ModelCalls += res.Turns
+	spent.Tokens += max(res.Usage.TotalTokens, res.Usage.PromptTokens+res.Usage.CompletionTokens)
+	spent.Cost += res.Usage.Cost
+	return spent
+}
+
+// conversation is the agent in the task's conversation, the options that
+// bind a run to it, and what saves it once the runs are done.
+func (x *executor) conversation(ec *a2asrv.ExecutorContext) (*robby.Agent, []robby.RunOption, func()) {
 	user := ec.User.Name
 	conv := x.agent.Clone()
-	var opts []robby.RunOption
 	if x.store != nil {
-		opts = append(opts, robby.WithConversation(x.store, user, ec.ContextID))
-	} else {
-		key := user + "\x00" + ec.ContextID
-		if prev, ok := x.mem.get(key); ok {
-			conv.SetMessages(prev)
-		} else {
-			conv.Reset()
-		}
-		defer func() { x.mem.put(key, conv.Messages()) }()
+		return conv, []robby.RunOption{robby.WithConversation(x.store, user, ec.ContextID)}, func() {}
 	}
-	s := &taskStream{ec: ec, yield: yield}
-	var runErr error
-	for e, err := range conv.Stream(ctx, prompt, opts...) {
+	key := user + "\x00" + ec.ContextID
+	if prev, ok := x.mem.get(key); ok {
+		conv.SetMessages(prev)
+	} else {
+		conv.Reset()
+	}
+	return conv, nil, func() { x.mem.put(key, conv.Messages()) }
+}
+
+// tell tells a run's events and returns its result and error. ok is false
+// once the client is gone.
+func (x *executor) tell(ctx context.Context, s *taskStream, seq iter.Seq2[robby.Event, error]) (res *robby.Result, runErr error, ok bool) {
+	for e, err := range seq {
+		if e.Kind == robby.EventDone {
+			res = e.Result
+		}
 		if err != nil {
 			runErr = err
 			break
 		}
 		if !s.event(e) {
-			return
+			return nil, nil, false
 		}
 	}
 	if ctx.Err() == nil || x.base.Err() != nil {
 		if !s.endTurn() {
-			return
+			return nil, nil, false
 		}
 	}
+	return res, runErr, true
+}
+
+// end tells how a run ended.
+func (x *executor) end(ctx context.Context, ec *a2asrv.ExecutorContext, runErr error, yield func(a2a.Event, error) bool) {
 	switch {
 	case runErr == nil:
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -65,6 +66,18 @@ type Options struct {
 	// crashed, or was killed): it reads failed, saying so. Replicas sharing
 	// a store should share the setting.
 	Heartbeat time.Duration
+	// Approve names the agent's tools whose calls wait for the client's
+	// approval; "*" names them all. A turn calling one puts the task in
+	// INPUT_REQUIRED, asking; the client's next message on the task
+	// answers (see the package doc). With it, runs go one turn at a time
+	// ([robby.WithOneTurn]), so nothing runs before the answer: a team's
+	// root ([robby.WithTeam]) does not run so, and its runs fail.
+	Approve []string
+	// CallerTools are tools the client runs ([robby.WithCallerTools]),
+	// offered to the model beside the agent's. A call of one puts the task in
+	// INPUT_REQUIRED, asking for its result; the client's next message on
+	// the task gives it.
+	CallerTools []openai.FunctionDefinitionParam
 	// CORSOrigins are the web origins (or "*") whose pages may call the handler
 	// from a browser. A request from another origin is answered 403.
 	CORSOrigins []string
@@ -102,6 +115,7 @@ func New(agent *robby.Agent, opts Options) *Handler {
 	}
 	h.opts.Heartbeat = opts.Heartbeat
 	h.exec = &executor{agent: agent, store: opts.Store, log: opts.Logger, base: base, heartbeat: opts.Heartbeat,
+		approve: slices.Clone(opts.Approve), callerTools: slices.Clone(opts.CallerTools),
 		running: &running{set: map[[2]string]bool{}}, mem: &memory{convs: map[string][]openai.ChatCompletionMessageParamUnion{}}}
 	var tasks taskstore.Store = taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: taskOwner})
 	if ts, ok := opts.Store.(robby.TaskStore); ok {

@@ -44,23 +44,36 @@ func (s *taskStream) event(e robby.Event) bool {
 	case robby.EventTurnEnd:
 		return s.endTurn()
 	case robby.EventToolCall:
-		if !s.endTurn() {
-			return false
-		}
-		c := e.ToolCall
-		return s.status(map[string]any{"toolCall": map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments}})
+		return s.call(*e.ToolCall)
 	case robby.EventToolResult:
-		r := e.ToolResult
-		v := map[string]any{"id": r.Call.ID, "name": r.Call.Name, "output": r.Output}
-		if r.Err != nil {
-			v["isError"] = true
-		}
-		return s.status(map[string]any{"toolResult": v})
+		return s.result(*e.ToolResult)
 	case robby.EventHandoff:
 		t := e.Transfer
 		return s.status(map[string]any{"handoff": map[string]any{"from": t.From, "to": t.To, "reason": t.Reason}})
 	}
 	return true
+}
+
+// call tells a tool call, after the turn's text.
+func (s *taskStream) call(c robby.ToolCall) bool {
+	if !s.endTurn() {
+		return false
+	}
+	return s.status(map[string]any{"toolCall": map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments}})
+}
+
+// result tells a tool's result.
+func (s *taskStream) result(r robby.ToolResult) bool {
+	out := r.Output
+	v := map[string]any{"id": r.Call.ID, "name": r.Call.Name}
+	if r.Err != nil {
+		v["isError"] = true
+		if out == "" {
+			out = "Error: " + r.Err.Error()
+		}
+	}
+	v["output"] = out
+	return s.status(map[string]any{"toolResult": v})
 }
 
 // text adds a delta to the turn's text. The first is told at once, the

@@ -21,7 +21,7 @@ import (
 func (f *fixture) replica(t *testing.T, opts a2aserver.Options) *fixture {
 	t.Helper()
 	opts.Tokens = tokens
-	h := a2aserver.New(agenttest.New(t, f.model), opts)
+	h := a2aserver.New(agenttest.New(t, f.model, robby.WithTools(addTool)), opts)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); h.Close() })
 	return &fixture{model: f.model, srv: srv, h: h}

@@ -92,6 +92,10 @@ func TestServeA2APublicURL(t *testing.T) {
 		err := run(t.Context(), append([]string{"serve", "-base-url", srv.URL}, args...), nil, nil, &syncBuffer{})
 		assert.ErrorContains(t, err, "-public-url", "%v", args)
 	}
+	for _, args := range [][]string{{"-approve", "echo"}, {"-a2a", "-approve", "echo", "-agents", "team.json"}} {
+		err := run(t.Context(), append([]string{"serve", "-base-url", srv.URL}, args...), nil, nil, &syncBuffer{})
+		assert.ErrorContains(t, err, "-approve", "%v", args)
+	}
 }
 
 // TestServeA2ATaskSurvivesSIGKILL: robby serve -a2a -store is SIGKILLed while

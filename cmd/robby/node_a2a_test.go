@@ -47,12 +47,17 @@ func TestNodeA2AClientAgainstServe(t *testing.T) {
 			}
 			return robbytest.Text(strings.Join(seen, ","))
 		}),
+		// The call approved: the model reads the tool's result.
+		robbytest.ToolCalls(robbytest.Call("get-sum", `{"a":2,"b":3}`)),
+		robbytest.Func(func(req robbytest.Request) robbytest.Reply {
+			return robbytest.Text("Read: " + req.Messages[len(req.Messages)-1].Content)
+		}),
 		// The task cancelled.
 		robbytest.Text("too late").WithDelay(time.Minute),
 	)
 	base, serveLog := serveInProcess(t, "-base-url", srv.URL, "-model", "agent", "-a2a",
 		"-token", "alice:alice-token", "-token", "bob:bob-token",
-		"-store", filepath.Join(t.TempDir(), "tasks.db"), "-mcp", mcpConfig(t))
+		"-store", filepath.Join(t.TempDir(), "tasks.db"), "-mcp", mcpConfig(t), "-approve", "get-sum")
 	root := strings.TrimSuffix(base, "/v1")
 	sdk := nodeSDK{node: node}
 	_, steps := sdk.run(t, serveLog, []string{"A2A_MODULES=" + modules}, "node_a2a.mjs", root, "alice-token", "bob-token")
@@ -90,6 +95,20 @@ func TestNodeA2AClientAgainstServe(t *testing.T) {
 	assert.Equal(t, done.ContextID, second.ContextID)
 	assert.True(t, second.NewTask)
 	assert.Equal(t, "user,assistant,tool,assistant,user", second.Answer, "the second run reads the first exchange")
+
+	approval := nodeStep[struct {
+		Asking, Said, State, Answer string
+		Asked                       []struct{ Name, Arguments string }
+		SameTask                    bool
+	}](t, steps, "approval")
+	assert.Equal(t, "TASK_STATE_INPUT_REQUIRED", approval.Asking)
+	assert.Contains(t, approval.Said, `get-sum {"a":2,"b":3}`)
+	require.Len(t, approval.Asked, 1)
+	assert.Equal(t, "get-sum", approval.Asked[0].Name)
+	assert.Equal(t, "TASK_STATE_COMPLETED", approval.State)
+	assert.True(t, approval.SameTask)
+	assert.Contains(t, approval.Answer, "Read: ")
+	assert.Contains(t, approval.Answer, "5", "the approved call ran")
 
 	cancel := nodeStep[struct{ First, Cancelled, Reread string }](t, steps, "cancel")
 	assert.Equal(t, "TASK_STATE_CANCELED", cancel.Cancelled)

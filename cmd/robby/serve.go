@@ -57,6 +57,7 @@ type serveFlags struct {
 	http        httpFlags
 	a2a         bool
 	publicURL   string
+	approve     []string
 }
 
 func (s *serveFlags) register(fs *flag.FlagSet) {
@@ -70,6 +71,7 @@ func (s *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response (or A2A task) notes in the -store that it goes on; one silent for three is taken for stopped (and a response, with -temporal, taken over); replicas sharing a store share it")
 	fs.BoolVar(&s.a2a, "a2a", false, "also serve the agent over A2A (the Agent2Agent protocol): its card at /.well-known/agent-card.json, JSON-RPC at /a2a, HTTP+JSON under /a2a/rest; with -store, each context is a stored conversation")
 	fs.StringVar(&s.publicURL, "public-url", "", "base `URL` clients reach the server at, such as https://agents.example.com, when a proxy stands between: the A2A card names its interfaces under it (default: the host each request reached)")
+	fs.Func("approve", "`tool` whose calls wait for the A2A client's approval (the task asks, INPUT_REQUIRED; docs/A2A.md); * for all; repeat or separate with commas; needs -a2a, not with -agents", appendOrigins(&s.approve))
 	s.limits.register(fs)
 	s.http.register(fs)
 	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
@@ -94,7 +96,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	if err := checkServeLimits(s.heartbeat, s.maxMessages); err != nil {
 		return err
 	}
-	if err := checkPublicURL(s.publicURL, s.a2a); err != nil {
+	if err := s.checkA2A(); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -134,7 +136,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
 	if s.a2a {
 		a2opts := sh.a2a(s.publicURL)
-		a2opts.Heartbeat = s.heartbeat
+		a2opts.Heartbeat, a2opts.Approve = s.heartbeat, s.approve
 		a2h := a2aserver.New(agent, a2opts)
 		defer a2h.Close()
 		sh.a2aHandler = a2h
@@ -157,8 +159,8 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	return serveHTTP(ctx, ln, handler, s.http, stderr)
 }
 
-// appendOrigins is the -cors flag's setter: origins repeated or separated
-// with commas.
+// appendOrigins is the setter of -cors (and -approve): values repeated or
+// separated with commas.
 func appendOrigins(origins *[]string) func(string) error {
 	return func(v string) error {
 		for o := range strings.SplitSeq(v, ",") {
@@ -181,9 +183,17 @@ func checkServeLimits(heartbeat time.Duration, maxMessages int) error {
 	return nil
 }
 
-// checkPublicURL refuses a -public-url that is not an absolute http(s) URL,
-// or that nothing would use.
-func checkPublicURL(v string, a2a bool) error {
+// checkA2A refuses a -public-url that is not an absolute http(s) URL, and
+// A2A's flags without -a2a. -approve runs turn by turn, which a team's root
+// does not.
+func (s *serveFlags) checkA2A() error {
+	v, a2a := s.publicURL, s.a2a
+	switch {
+	case len(s.approve) > 0 && !a2a:
+		return usageError{errors.New("-approve names the tools whose calls wait for the A2A client's approval: give -a2a too")}
+	case len(s.approve) > 0 && s.agents != "":
+		return usageError{errors.New("-approve with -agents: approvals over A2A are not supported for a team yet")}
+	}
 	if v == "" {
 		return nil
 	}

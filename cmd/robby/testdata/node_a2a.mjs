@@ -1,6 +1,6 @@
 // A2A's official JS client (@a2a-js/sdk) against robby serve -a2a: the
 // card, a completed task, a streamed one, a second message in the same
-// context, a cancel, and another user's token and a wrong one refused.
+// context, a call approved over INPUT_REQUIRED, a cancel, and another user's token and a wrong one refused.
 // Usage: node node_a2a.mjs BASE_URL ALICE_TOKEN BOB_TOKEN; A2A_MODULES is
 // the node_modules directory .ci/install-mcp.sh installs the SDK into.
 // Each step is reported on stderr as "@@step JSON"; "@@ok" last.
@@ -75,6 +75,21 @@ step('streamed', { events, answer: streamed });
 // A second message in the first task's context.
 const second = await alice.sendMessage(message('And again?', done.contextId));
 step('sameContext', { state: state(second), answer: answer(second), contextId: second.contextId, newTask: second.id !== done.id });
+
+// A call that waits for approval (-approve get-sum): the task asks, its
+// status message saying what; a data part on the task approves it.
+const asking = await alice.sendMessage(message('Add 2 and 3.'));
+const asked = asking.status.message?.parts?.find((p) => p.content?.$case === 'data')?.content.value ?? {};
+const approved = await alice.sendMessage({
+  message: {
+    messageId: crypto.randomUUID(), role: sdk.Role.ROLE_USER, taskId: asking.id, contextId: asking.contextId,
+    parts: [{ content: { $case: 'data', value: { approvals: asked.approve.map((c) => ({ id: c.id, approved: true })) } } }],
+  },
+});
+step('approval', {
+  asking: state(asking), said: text(asking.status.message?.parts ?? []), asked: asked.approve,
+  state: state(approved), answer: answer(approved), sameTask: approved.id === asking.id,
+});
 
 // A cancel of a task still running.
 const slow = await alice.sendMessage({ ...message('Take your time.'), configuration: { returnImmediately: true } });
