@@ -57,6 +57,7 @@
 // tasks are kept in it, and outlive the process. A running task's record is
 // touched every [Options.Heartbeat]. One still submitted or working, run by
 // no handler that reads it, and silent for three heartbeats lost its server:
-// it reads failed, saying so. Without one, tasks are kept in the handler's
+// it reads failed, saying so. A running task is read every [CancelPoll]:
+// canceled by another replica, its run stops. Without one, tasks are kept in the handler's
 // memory (a2asrv's in-memory store), and end with it.
 package a2aserver

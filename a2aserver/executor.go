@@ -54,13 +54,13 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		if !ok || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 			return
 		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(x.base, cancel)()
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(x.base, func() { cancel(nil) })()
 		x.running.add(ec.User.Name, string(ec.TaskID))
 		defer x.running.remove(ec.User.Name, string(ec.TaskID))
 		if x.tasks != nil {
-			go x.beat(ctx, ec)
+			go x.tend(ctx, cancel, ec)
 		}
 		s := &taskStream{ec: ec, yield: yield}
 		if in.ask != nil && len(in.ask.Approve) > 0 {
@@ -209,6 +209,9 @@ func (x *executor) end(ctx context.Context, ec *a2asrv.ExecutorContext, runErr e
 	switch {
 	case runErr == nil:
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+	case errors.Is(context.Cause(ctx), errCanceledElsewhere):
+		// Told so to this replica's clients; a2asrv keeps the stored cancel.
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	case x.base.Err() != nil:
 		yield(failed(ec, "The server stopped during the run."), nil)
 	case ctx.Err() != nil:
@@ -218,18 +221,34 @@ func (x *executor) end(ctx context.Context, ec *a2asrv.ExecutorContext, runErr e
 	}
 }
 
-// beat notes in the store that a task's run goes on, every heartbeat,
-// until ctx ends: replicas reading it so know it is not lost.
-func (x *executor) beat(ctx context.Context, ec *a2asrv.ExecutorContext) {
-	t := time.NewTicker(x.heartbeat)
-	defer t.Stop()
+// CancelPoll is how often a running task's server reads it in a shared
+// store: a cancel made on another replica so stops the run within it.
+const CancelPoll = 500 * time.Millisecond
+
+// errCanceledElsewhere ends a run whose task another replica canceled.
+var errCanceledElsewhere = errors.New("the task was canceled on another replica")
+
+// tend notes in the store that a task's run goes on, every heartbeat, so
+// replicas reading it know it is not lost; and reads it every CancelPoll,
+// to end the run once another replica canceled it. It returns when ctx
+// ends.
+func (x *executor) tend(ctx context.Context, cancel context.CancelCauseFunc, ec *a2asrv.ExecutorContext) {
+	beat, poll := time.NewTicker(x.heartbeat), time.NewTicker(CancelPoll)
+	defer beat.Stop()
+	defer poll.Stop()
+	user, id := ec.User.Name, string(ec.TaskID)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
-			if err := x.tasks.TouchTask(ctx, ec.User.Name, string(ec.TaskID)); err != nil && ctx.Err() == nil {
-				x.log.WarnContext(ctx, "robby: A2A task heartbeat failed", slog.String("task", string(ec.TaskID)), slog.Any("error", err))
+		case <-beat.C:
+			if err := x.tasks.TouchTask(ctx, user, id); err != nil && ctx.Err() == nil {
+				x.log.WarnContext(ctx, "robby: A2A task heartbeat failed", slog.String("task", id), slog.Any("error", err))
+			}
+		case <-poll.C:
+			if t, err := x.tasks.GetTask(ctx, user, id); err == nil && t.State == string(a2a.TaskStateCanceled) {
+				cancel(errCanceledElsewhere)
+				return
 			}
 		}
 	}

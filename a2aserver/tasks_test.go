@@ -1,6 +1,7 @@
 package a2aserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/a2aserver"
+	"github.com/robby-go/robby/internal/pgtest"
+	"github.com/robby-go/robby/pgstore"
 	"github.com/robby-go/robby/robbytest"
 	"github.com/robby-go/robby/robbytest/agenttest"
 )
@@ -99,8 +102,97 @@ func TestRunningTaskIsNotTakenForLost(t *testing.T) {
 			t.Errorf("%s reads %v, %+v: want it working", cl.name, err, got)
 		}
 	}
-	// A replica cancels it: the run stops on its server at its next write.
+	// A replica cancels it (TestCancelFromAReplicaStopsTheRun: the run stops).
 	if got, err := other.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCanceled {
 		t.Fatalf("cancel from a replica: %v, %+v", err, got)
+	}
+}
+
+// TestCancelFromAReplicaStopsTheRun: a task runs on handler A, blocked in a
+// tool; handler B, on the same store, cancels it. A's run stops within
+// CancelPoll and a read, and A's stream ends canceled. On SQLite, and on
+// PostgreSQL with a pgstore for each handler, as replicas have.
+func TestCancelFromAReplicaStopsTheRun(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		store := agenttest.NewStore(t)
+		testCancelFromAReplica(t, store, store)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.Start(t).NewDatabase(t)
+		open := func() robby.Store {
+			store, err := pgstore.Open(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { store.Close() })
+			return store
+		}
+		testCancelFromAReplica(t, open(), open())
+	})
+}
+
+func testCancelFromAReplica(t *testing.T, storeA, storeB robby.Store) {
+	stopped := make(chan time.Time, 1)
+	wait := robby.NewTool("wait", "Waits until cancelled", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		stopped <- time.Now()
+		return "", ctx.Err()
+	})
+	model := agenttest.NewServer(t, robbytest.ToolCalls(robbytest.Call("wait", `{}`)))
+	a := &fixture{model: model, h: a2aserver.New(agenttest.New(t, model, robby.WithTools(wait), robby.WithToolTimeout(time.Minute)),
+		a2aserver.Options{Store: storeA, Tokens: tokens})}
+	a.srv = httptest.NewServer(a.h)
+	t.Cleanup(func() { a.srv.Close(); a.h.Close() })
+	b := a.replica(t, a2aserver.Options{Store: storeB})
+
+	events := make(chan a2a.Event, 16)
+	go func() {
+		defer close(events)
+		for e, err := range a.client(t, "alice-token").SendStreamingMessage(t.Context(), message("Wait.", "")) {
+			if err != nil {
+				return
+			}
+			events <- e
+		}
+	}()
+	var task a2a.TaskID
+	for e := range events {
+		if s, ok := e.(*a2a.TaskStatusUpdateEvent); ok && s.Status.Message != nil {
+			task = s.TaskID // the wait call: the tool runs
+			break
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	canceled := time.Now()
+	if got, err := b.client(t, "alice-token").CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: task}); err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel on B: %v, %+v", err, got)
+	}
+	select {
+	case at := <-stopped:
+		took := at.Sub(canceled)
+		t.Logf("the run on A stopped %v after the cancel on B (CancelPoll %v)", took, a2aserver.CancelPoll)
+		if took > a2aserver.CancelPoll+time.Second {
+			t.Errorf("the run stopped %v after the cancel: want within CancelPoll (%v) and a read", took, a2aserver.CancelPoll)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run on A did not stop")
+	}
+	var last a2a.Event
+	for e := range events {
+		last = e
+	}
+	var state a2a.TaskState
+	switch e := last.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		state = e.Status.State
+	case *a2a.Task: // a2asrv's override: the task as stored, canceled by B
+		state = e.Status.State
+	}
+	if state != a2a.TaskStateCanceled {
+		t.Errorf("A's stream ended on %#v: want the task CANCELED", last)
+	}
+	got, err := a.client(t, "alice-token").GetTask(t.Context(), &a2a.GetTaskRequest{ID: task})
+	if err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Errorf("the task read on A: %v, %+v", err, got)
 	}
 }
