@@ -140,6 +140,19 @@ func (a *Agent) Clone() *Agent {
 	return c
 }
 
+// TeamAgent returns the agent named name of the team a leads ([WithTeam]),
+// with the conversation [New] began it with. It shares the agent's
+// configuration and tools, as a clone does: its tools run with its approval
+// and middleware. It returns nil when a's team has no agent of that name.
+// A durable run of a team runs the calls of the agent that made them on it.
+func (a *Agent) TeamAgent(name string) *Agent {
+	if a.core.team == nil || a.core.team.agents[name] == nil {
+		return nil
+	}
+	c := a.core.team.agents[name]
+	return newAgent(c, c.initial)
+}
+
 // Close releases what the agent holds: it ends its MCP sessions and their
 // subprocesses. Each ends within its server's grace period
 // ([DefaultMCPGracePeriod], 1 s). The MCP calls in flight may finish until

@@ -60,7 +60,7 @@ type Transfer struct {
 }
 
 // errTeamRun refuses the runs a team's root does not make.
-var errTeamRun = errors.New("robby: a team's root (WithTeam) makes no typed run and no WithOneTurn run")
+var errTeamRun = errors.New("robby: a team's root (WithTeam) makes no typed run")
 
 // transferPrefix begins the name of a handoff's tool.
 const transferPrefix = "transfer_to_"
@@ -121,7 +121,10 @@ func WithReturnToRoot() Option {
 //
 // New fails when a handoff names no agent of the team, or when two agents
 // have one name. A team's agent may not have a team of its own. Typed runs
-// ([RunTyped]) and [WithOneTurn] are not for a team's root.
+// ([RunTyped]) are not for a team's root. Its [WithOneTurn] run takes one
+// turn of the agent that holds the conversation and, when that turn hands
+// it over, one of each agent taking it over, as a run of a durable workflow
+// carries a team on.
 func WithTeam(agents ...*Agent) Option {
 	return func(c *config) error {
 		c.team = append(c.team, agents...)
@@ -233,13 +236,10 @@ func transferTool(h Handoff, to *core) (Tool, openai.FunctionDefinitionParam, er
 // budget bounds the run so far.
 func (a *Agent) runTeam(ctx context.Context, prompt messages, rc *runConfig, emit func(Event) bool) (*Result, error) {
 	res := new(Result)
-	if rc.step != nil {
-		return res, errTeamRun
-	}
 	if err := rc.journal.open(ctx, a, prompt); err != nil {
 		return res, err
 	}
-	tr := &teamRun{root: a, rc: *rc, emit: emit, spent: &meter{parent: meterOf(ctx)}, res: res}
+	tr := &teamRun{root: a, rc: *rc, emit: emit, spent: &meter{parent: meterOf(ctx), used: rc.spent()}, res: res}
 	ctx = context.WithValue(ctx, meterKey{}, tr.spent)
 	for c := a.activeCore(); ; {
 		tr.rc.before, res.Agent = res.Turns, c.name

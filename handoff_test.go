@@ -196,6 +196,40 @@ func TestHandoffBudgetCountsTheWholeRun(t *testing.T) {
 	assert.Len(t, srv.Requests(), 2)
 }
 
+// A team run in steps of one turn (WithOneTurn), as a durable workflow runs
+// it: the step that hands over goes on with the target's turn; the next
+// step, in a fresh clone given the messages and their agents, starts with
+// the target. Its calls run on its tools (TeamAgent).
+func TestHandoffInOneTurnSteps(t *testing.T) {
+	srv := newServer(t)
+	triage := newSupportTeam(t, srv, HistoryNone, WithTools(addTool))
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("transfer_to_billing", `{"reason":"sums"}`)),
+		robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`)), robbytest.Text("3"))
+	res, err := triage.Clone().Run(t.Context(), "Add", WithOneTurn(0, Budget{}))
+	require.NoError(t, err)
+	assert.Equal(t, "billing", res.Agent)
+	assert.Equal(t, 2, res.Turns)
+	assert.Equal(t, []Transfer{{From: "triage", To: "billing", Reason: "sums"}}, res.Handoffs)
+	require.Len(t, res.Pending, 1)
+	assert.Equal(t, "add", res.Pending[0].Name)
+	assert.Len(t, res.Agents, len(res.Messages))
+	assert.Nil(t, triage.TeamAgent("nobody"))
+	results, err := triage.TeamAgent("billing").ExecuteToolCalls(t.Context(), res.Pending)
+	require.NoError(t, err)
+	require.Equal(t, "3", results[0].Output)
+
+	next := triage.Clone()
+	next.AddTeamMessages(res.Agents, res.Messages...)
+	res, err = next.Resume(t.Context(), WithOneTurn(2, Budget{ModelCalls: 2}), WithToolResults(results...))
+	require.NoError(t, err)
+	assert.Equal(t, "3", res.Text)
+	assert.Equal(t, "billing", res.Agent)
+	assert.JSONEq(t, `[{"content":"You bill.","role":"system"},`+
+		`{"role":"user","content":"Agent triage handed the conversation over to you. Reason: sums"},`+
+		`{"role":"assistant","tool_calls":[{"id":"call_0_add","function":{"arguments":"{\"a\":1,\"b\":2}","name":"add"},"type":"function"}]},`+
+		`{"content":"3","tool_call_id":"call_0_add","role":"tool"}]`, messagesOf(t, srv.Requests()[2]))
+}
+
 func TestHandoffRefused(t *testing.T) {
 	srv := newServer(t)
 	billing := newTestAgent(t, srv, WithName("billing"), WithSystem("You bill."))

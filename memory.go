@@ -73,6 +73,22 @@ func (a *Agent) AddMessages(msgs ...openai.ChatCompletionMessageParamUnion) {
 	a.addMessages(messages{list: msgs})
 }
 
+// AddTeamMessages appends messages to the conversation of a team's root
+// ([WithTeam]), each marked with the agent of the team that wrote it or took
+// it in: agents[i] is msgs[i]'s, as [Result.Agents] names them, "" for none.
+// So the next run starts with the agent that holds the conversation, as it
+// does in the conversation the messages came from. Messages past agents
+// have none.
+func (a *Agent) AddTeamMessages(agents []string, msgs ...openai.ChatCompletionMessageParamUnion) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(agents) > 0 {
+		a.tags = append(a.tags, make([]string, len(a.conv.list)-len(a.tags))...)
+		a.tags = append(a.tags, agents[:min(len(agents), len(msgs))]...)
+	}
+	a.conv.addAll(messages{list: msgs})
+}
+
 // addMessages appends messages with the JSON they have.
 func (a *Agent) addMessages(ms messages) {
 	a.mu.Lock()

@@ -138,7 +138,7 @@ func (rc *runConfig) turnsDone() int {
 	if rc.step == nil {
 		return rc.before
 	}
-	return rc.step.done
+	return rc.step.done + rc.before
 }
 
 // spent returns what a run counts as spent before it starts.

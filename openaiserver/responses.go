@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -208,7 +209,7 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	if err := callsAnswered(agent, all); err != nil {
 		return nil, err
 	}
-	run.job = BackgroundJob{Agent: req.wire.Model, Messages: all, CallerTools: req.tools, Params: req.params}
+	run.job = BackgroundJob{Agent: req.wire.Model, Messages: all, Agents: agentsOf(stored), CallerTools: req.tools, Params: req.params}
 	run.opts = append([]robby.RunOption{robby.WithRunParams(req.params), robby.WithCallerTools(req.tools...)}, req.format...)
 	if in := req.wire.Instructions; in != nil && *in != "" {
 		run.opts = append(run.opts, robby.WithRunSystem(*in))
@@ -239,6 +240,21 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	// The run starts from what this request read and wrote, not reading it again.
 	run.opts = append(run.opts, robby.WithStoredConversation(h.opts.Store, c, append(stored, msgs...)))
 	return run, nil
+}
+
+// agentsOf returns the agent of each stored message with one for the model
+// (robby.Message.Agent), nil when none has one: an agent without a team.
+func agentsOf(stored []robby.Message) []string {
+	if !slices.ContainsFunc(stored, func(m robby.Message) bool { return m.Agent != "" }) {
+		return nil
+	}
+	agents := make([]string, 0, len(stored))
+	for _, m := range stored {
+		if m.Chat != nil { // as previous reads them
+			agents = append(agents, m.Agent)
+		}
+	}
+	return agents
 }
 
 // callsAnswered checks that each call of the client's functions has its output,

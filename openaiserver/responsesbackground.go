@@ -124,12 +124,15 @@ func (h *Handler) runElsewhere(ctx context.Context, run *responseRun, adopted bo
 // written.
 func (h *Handler) save(ctx context.Context, run *responseRun, res *robby.Result) error {
 	msgs := make([]robby.Message, 0, len(res.Messages))
-	for _, m := range res.Messages {
+	for i, m := range res.Messages {
 		raw, err := m.MarshalJSON()
 		if err != nil {
 			return err
 		}
 		msgs = append(msgs, robby.Message{Chat: raw})
+		if i < len(res.Agents) {
+			msgs[i].Agent = res.Agents[i] // a team's
+		}
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -206,6 +209,7 @@ type BackgroundJob struct {
 	ID           string                                   // the response's ID
 	Agent        string                                   // the agent's name: the request's model
 	Messages     []openai.ChatCompletionMessageParamUnion // the conversation, input included, after the agent's system prompt
+	Agents       []string                                 // a team's: the agent of each of Messages (robby.Message.Agent), nil for none
 	CallerTools  []openai.FunctionDefinitionParam         // the client's functions: their calls end the run
 	Instructions string                                   // a system message for this run only
 	Params       openai.ChatCompletionNewParams           // the request's parameters (temperature, ...)

@@ -48,7 +48,7 @@ func (w *activities) Model(ctx context.Context, in turnInput) (*turnOutput, erro
 	if err != nil {
 		return nil, err
 	}
-	a.AddMessages(in.Messages...)
+	a.AddTeamMessages(in.Agents, in.Messages...)
 	opts, err := in.options()
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "robby.BadRequest", nil)
@@ -71,7 +71,16 @@ func (w *activities) Model(ctx context.Context, in turnInput) (*turnOutput, erro
 			return turnError(res, err)
 		}
 	}
-	return w.turnOutput(a, res), nil
+	return w.turnOutput(member(a, res.Agent), res), nil
+}
+
+// member returns the agent of a's team named name, the one whose turn made
+// a team's calls; a itself when it leads no team.
+func member(a *robby.Agent, name string) *robby.Agent {
+	if m := a.TeamAgent(name); m != nil {
+		return m
+	}
+	return a
 }
 
 // options turns a turn's input into run options.
@@ -153,6 +162,7 @@ func (w *activities) Tool(ctx context.Context, in toolInput) (robby.ToolResult, 
 	if err != nil {
 		return robby.ToolResult{}, err
 	}
+	a = member(a, in.Member)
 	stop := heartbeat(ctx)
 	defer stop()
 	destructive := slices.ContainsFunc(a.Tools(), func(t robby.Tool) bool { return t.Name() == in.Call.Name && t.IsDestructive() })

@@ -44,7 +44,8 @@ const (
 	workerMarker  = "ROBBY_TEST_MARKER" // a file the slow tool appends to as it starts
 	workerHang    = "ROBBY_TEST_HANG"   // "1": the slow tool hangs
 	workerIdem    = "ROBBY_TEST_IDEMPOTENT"
-	workerMCP     = "ROBBY_TEST_MCP" // "1": slow_step is an MCP server's tool, idempotent by its annotations
+	workerMCP     = "ROBBY_TEST_MCP"  // "1": slow_step is an MCP server's tool, idempotent by its annotations
+	workerTeam    = "ROBBY_TEST_TEAM" // "1": "calc" is a team: triage hands over to billing, which has the tools
 	workerSecret  = "sk-test-secret-never-in-history"
 	workerTimeout = 2 * time.Minute
 )
@@ -52,10 +53,10 @@ const (
 // startWorker starts this test binary as a worker process serving the
 // agent "calc" over the model at modelURL.
 // Its slow_step is a local tool, or with viaMCP an MCP server's.
-func startWorker(t *testing.T, addr, modelURL, queue, marker string, hang, idempotent, viaMCP bool) *exec.Cmd {
+func startWorker(t *testing.T, addr, modelURL, queue, marker string, hang, idempotent, viaMCP bool, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), workerEnv+"="+addr, workerModel+"="+modelURL, workerKey+"="+workerSecret,
+	cmd.Env = append(append(os.Environ(), env...), workerEnv+"="+addr, workerModel+"="+modelURL, workerKey+"="+workerSecret,
 		workerQueue+"="+queue, workerMarker+"="+marker, workerHang+"="+fmt.Sprint(b2i(hang)),
 		workerIdem+"="+fmt.Sprint(b2i(idempotent)), workerMCP+"="+fmt.Sprint(b2i(viaMCP)))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -109,13 +110,25 @@ func runWorker() error {
 	}) (string, error) {
 		return in.City + ": 21°C", nil
 	})
-	agent, err := robby.New(robby.WithBaseURL(os.Getenv(workerModel)), robby.WithAPIKey(os.Getenv(workerKey)),
-		robby.WithModel("m"), robby.WithTools(append(tools, lookup)...), robby.WithMCP(servers...),
-		robby.WithToolTimeout(workerTimeout))
+	base := []robby.Option{robby.WithBaseURL(os.Getenv(workerModel)), robby.WithAPIKey(os.Getenv(workerKey)), robby.WithModel("m")}
+	opts := append(base, robby.WithTools(append(tools, lookup)...), robby.WithMCP(servers...), robby.WithToolTimeout(workerTimeout))
+	if os.Getenv(workerTeam) == "1" {
+		opts = append(opts, robby.WithName("billing"), robby.WithSystem(billingSystem))
+	}
+	agent, err := robby.New(opts...)
 	if err != nil {
 		return err
 	}
 	defer agent.Close()
+	if os.Getenv(workerTeam) == "1" {
+		root, err := robby.New(append(base, robby.WithName("triage"), robby.WithSystem(triageSystem),
+			robby.WithHandoffs(robby.Handoff{To: "billing", History: robby.HistoryNone}), robby.WithTeam(agent))...)
+		if err != nil {
+			return err
+		}
+		defer root.Close()
+		agent = root
+	}
 	c, err := client.Dial(client.Options{HostPort: os.Getenv(workerEnv), Logger: quietLogger()})
 	if err != nil {
 		return err

@@ -47,6 +47,11 @@ type Request struct {
 	// Messages are the conversation before the prompt, after the agent's
 	// own system prompt, which the worker adds.
 	Messages []openai.ChatCompletionMessageParamUnion `json:"messages,omitempty"`
+	// Agents names, for a team's root ([robby.WithTeam]), the agent of each
+	// of Messages, as [robby.Result.Agents] names them. The run goes on with
+	// the agent that holds the conversation: give the Messages and Agents of
+	// the runs before, and the next one starts with the agent that answered.
+	Agents []string `json:"agents,omitempty"`
 	// CallerTools are tools the caller runs ([robby.WithCallerTools]):
 	// their calls pause the run until [Run.SendToolResults] answers them.
 	CallerTools []openai.FunctionDefinitionParam `json:"caller_tools,omitempty"`
@@ -108,6 +113,10 @@ type Progress struct {
 	Turns int `json:"turns"`
 	// Usage sums the turns' usage.
 	Usage robby.Usage `json:"usage"`
+	// Agent names, for a team's root, the agent that holds the
+	// conversation: that of the last turn, or the one it handed over to.
+	// Events has an EventHandoff for each handoff.
+	Agent string `json:"agent,omitempty"`
 	// AwaitingResults are the calls of caller-run tools the run waits
 	// for ([Run.SendToolResults]).
 	AwaitingResults []robby.ToolCall `json:"awaiting_results,omitempty"`
@@ -129,6 +138,7 @@ type turnInput struct {
 	Agent          string                                   `json:"agent"`
 	Prompt         string                                   `json:"prompt,omitempty"`
 	Messages       []openai.ChatCompletionMessageParamUnion `json:"messages,omitempty"`
+	Agents         []string                                 `json:"agents,omitempty"` // a team's: of each message
 	Results        []robby.ToolResult                       `json:"results,omitempty"`
 	CallerTools    []openai.FunctionDefinitionParam         `json:"caller_tools,omitempty"`
 	System         []string                                 `json:"system,omitempty"`
@@ -154,9 +164,11 @@ type turnOutput struct {
 
 // toolInput is the tool activity's input: one call.
 type toolInput struct {
-	Agent string         `json:"agent"`
-	Call  robby.ToolCall `json:"call"`
-	Turn  int            `json:"turn"`
+	Agent string `json:"agent"`
+	// Member names the agent of the team Agent leads that made the call.
+	Member string         `json:"member,omitempty"`
+	Call   robby.ToolCall `json:"call"`
+	Turn   int            `json:"turn"`
 }
 
 // Error types of the workflow's errors that carry the partial result.

@@ -36,7 +36,7 @@ func (rr *ResponsesRunner) Start(ctx context.Context, job openaiserver.Backgroun
 	if err != nil {
 		return err
 	}
-	req := Request{Agent: job.Agent, Messages: job.Messages, CallerTools: job.CallerTools, Params: params,
+	req := Request{Agent: job.Agent, Messages: job.Messages, Agents: job.Agents, CallerTools: job.CallerTools, Params: params,
 		EndOnCallerTools: true}
 	if rr.Agent != "" {
 		req.Agent = rr.Agent

@@ -118,7 +118,7 @@ func (r *loop) turn(ctx workflow.Context) (*turnOutput, error) {
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, MaximumAttempts: 5},
 	})
-	in := turnInput{Agent: r.req.Agent, Messages: slices.Concat(r.req.Messages, r.res.Messages),
+	in := turnInput{Agent: r.req.Agent, Messages: slices.Concat(r.req.Messages, r.res.Messages), Agents: r.agents(),
 		Results: r.results, CallerTools: r.req.CallerTools, System: r.req.System, Model: r.req.Model,
 		Params: r.req.Params, ResponseFormat: r.req.ResponseFormat, Done: r.res.Turns, Spent: r.spent}
 	if len(r.res.Messages) == 0 {
@@ -129,9 +129,27 @@ func (r *loop) turn(ctx workflow.Context) (*turnOutput, error) {
 	return &out, err
 }
 
-// absorb adds a turn to the run's result.
+// agents returns, for a team's root, the agent of each message of the
+// conversation; nil for an agent without a team.
+func (r *loop) agents() []string {
+	if len(r.req.Agents) == 0 && len(r.res.Agents) == 0 {
+		return nil
+	}
+	agents := make([]string, len(r.req.Messages), len(r.req.Messages)+len(r.res.Agents))
+	copy(agents, r.req.Agents)
+	return append(agents, r.res.Agents...)
+}
+
+// absorb adds a turn to the run's result. A team's turn may be several: that
+// of each agent the conversation was handed over to.
 func (r *loop) absorb(out *turnOutput) {
 	t := &out.Result
+	r.res.Agent, r.res.Agents = t.Agent, append(r.res.Agents, t.Agents...)
+	for i := range t.Handoffs {
+		r.res.Handoffs = append(r.res.Handoffs, t.Handoffs[i])
+		turn := r.res.Turns + t.Turns - len(t.Handoffs) + i // each handoff ends a turn of the agent before
+		r.events = append(r.events, robby.Event{Kind: robby.EventHandoff, Turn: turn, Transfer: &t.Handoffs[i]})
+	}
 	r.res.Text, r.res.Reasoning = t.Text, t.Reasoning
 	r.res.Messages = append(r.res.Messages, t.Messages...)
 	r.res.Turns += t.Turns
@@ -232,7 +250,8 @@ func (r *loop) runTools(ctx workflow.Context, calls []robby.ToolCall, out *turnO
 			continue
 		}
 		actx := workflow.WithActivityOptions(ctx, r.toolOptions(out, calls[i].Name))
-		futures[i] = workflow.ExecuteActivity(actx, ToolActivityName, toolInput{Agent: r.req.Agent, Call: calls[i], Turn: turn})
+		futures[i] = workflow.ExecuteActivity(actx, ToolActivityName, toolInput{Agent: r.req.Agent, Member: out.Result.Agent,
+			Call: calls[i], Turn: turn})
 	}
 	for _, i := range run {
 		f := futures[i]
@@ -317,6 +336,6 @@ func failed(c robby.ToolCall, err error) robby.ToolResult {
 
 // progress answers the progress query.
 func (r *loop) progress() (Progress, error) {
-	return Progress{Events: r.events, Turns: r.res.Turns, Usage: r.res.Usage,
+	return Progress{Events: r.events, Turns: r.res.Turns, Usage: r.res.Usage, Agent: r.res.Agent,
 		AwaitingResults: r.awaiting, AwaitingApproval: r.approval}, nil
 }

@@ -138,3 +138,50 @@ func TestServeTemporalSurvivesReplicaKill(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, msgs, 2, "the input and the answer, once")
 }
+
+// TestServeTemporalTeam: robby serve -temporal -agents runs background
+// responses of the team on a robby worker -agents. Triage hands over to
+// billing, which answers; the answer's output item names billing. The next
+// response (previous_response_id) starts with billing: the stored
+// conversation keeps its agents for the durable run too.
+func TestServeTemporalTeam(t *testing.T) {
+	addr := temporaltest.StartServer(t)
+	model := upstream(t, robbytest.ToolCalls(robbytest.Call("transfer_to_billing", `{"reason":"a refund"}`)),
+		robbytest.Text("Refunded."), robbytest.Text("Order 8 too."))
+	team := teamFile(t)
+	worker := exec.Command(os.Args[0], "worker", "-temporal", addr, "-task-queue", "team", "-agents", team,
+		"-base-url", model.URL, "-model", "m")
+	worker.Env = append(os.Environ(), "ROBBY_TEST_MAIN=1", "OPENAI_API_KEY=sk-worker-only")
+	worker.Stderr = os.Stderr
+	require.NoError(t, worker.Start())
+	t.Cleanup(func() { worker.Process.Kill(); worker.Wait() })
+	_, base, _ := serveProcess(t, "-temporal", addr, "-task-queue", "team", "-agents", team,
+		"-store", filepath.Join(t.TempDir(), "chats.db"), "-base-url", "http://127.0.0.1:1", "-model", "robby")
+	client := openai.NewClient(option.WithBaseURL(base), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	respond := func(params responses.ResponseNewParams) *responses.Response {
+		t.Helper()
+		params.Model, params.Background = "robby", openai.Bool(true)
+		resp, err := client.Responses.New(t.Context(), params)
+		require.NoError(t, err)
+		for start := time.Now(); resp.Status == responses.ResponseStatusInProgress || resp.Status == responses.ResponseStatusQueued; {
+			require.Less(t, time.Since(start), time.Minute, "not completed within a minute")
+			time.Sleep(50 * time.Millisecond)
+			resp, err = client.Responses.Get(t.Context(), resp.ID, responses.ResponseGetParams{})
+			require.NoError(t, err)
+		}
+		require.Equal(t, responses.ResponseStatusCompleted, resp.Status, resp.RawJSON())
+		return resp
+	}
+	first := respond(responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("Refund order 7")}})
+	assert.Equal(t, "Refunded.", first.OutputText())
+	last := first.Output[len(first.Output)-1]
+	assert.Contains(t, last.RawJSON(), `"agent":"billing"`)
+	next := respond(responses.ResponseNewParams{PreviousResponseID: openai.String(first.ID),
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("And order 8?")}})
+	assert.Equal(t, "Order 8 too.", next.OutputText())
+	reqs := model.Requests()
+	require.Len(t, reqs, 3)
+	assert.Equal(t, "You route.", reqs[0].Messages[0].Content)
+	assert.Equal(t, "You bill.", reqs[1].Messages[0].Content)
+	assert.Equal(t, "You bill.", reqs[2].Messages[0].Content, "the next response goes straight to billing")
+}

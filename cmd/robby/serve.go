@@ -104,9 +104,6 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if f.agents != "" && d.addr != "" {
-		return errors.New("-agents with -temporal: durable runs of a team are not supported yet")
-	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
 		return err

@@ -47,5 +47,5 @@ func TestTeamFileErrors(t *testing.T) {
 	assert.Equal(t, 1, exitCode(err, &stderr))
 	assert.Contains(t, stderr.String(), `team file `+path+`: agent "a": mcpServers: team: no such MCP server "payments"`)
 	err = run(t.Context(), []string{"worker", "-temporal", "127.0.0.1:1", "-agents", path}, nil, &stdout, &stderr)
-	assert.ErrorContains(t, err, "durable runs of a team are not supported yet")
+	assert.ErrorContains(t, err, `agent "a": mcpServers: team: no such MCP server "payments"`, "the worker checks the file too")
 }

@@ -36,9 +36,6 @@ func setupWorker(c *command) func(context.Context) error {
 
 // work serves durable runs until ctx is done.
 func work(ctx context.Context, f *agentFlags, d *durableFlags, stderr io.Writer) error {
-	if f.agents != "" {
-		return errors.New("-agents: durable runs of a team are not supported yet: run the team without Temporal")
-	}
 	agent, err := f.newAgent(stderr)
 	if err != nil {
 		return err
