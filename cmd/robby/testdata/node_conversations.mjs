@@ -7,19 +7,9 @@
 //	  [OPENAI_NODE_SDK=/path/to/node_modules/openai] node node_conversations.mjs BASE_URL MODEL
 //
 // stderr: one line per step, "@@<step> <JSON>", ending with "@@ok {}".
-import { check, loadSDK, report } from './node_sdk.mjs';
+import { check, loadSDK, report, status } from './node_sdk.mjs';
 
 const [baseURL, model] = process.argv.slice(2);
-
-async function status(call) {
-  try {
-    await call();
-  } catch (err) {
-    if (err?.status) return err.status;
-    throw err;
-  }
-  return 200;
-}
 
 const texts = (items) => items.map((it) => `${it.role}: ${it.content.map((c) => c.text).join('')}`);
 

@@ -7,23 +7,12 @@
 //
 // stderr: one line per step, "@@<step> <JSON>", ending with "@@ok {}".
 // Any error, or an answer of the wrong shape, exits 1.
-import { check, loadSDK, report } from './node_sdk.mjs';
+import { check, loadSDK, report, status } from './node_sdk.mjs';
 
 const [baseURL, model] = process.argv.slice(2);
 if (!baseURL || !model) {
   console.error('usage: node node_responses.mjs BASE_URL MODEL (API keys in OPENAI_API_KEY and OTHER_API_KEY)');
   process.exit(2);
-}
-
-// status returns the HTTP status of a call that must fail.
-async function status(call) {
-  try {
-    await call();
-  } catch (err) {
-    if (err?.status) return err.status;
-    throw err;
-  }
-  return 200;
 }
 
 async function main() {

@@ -13,6 +13,17 @@ export function report(step, value) {
   process.stderr.write(`@@${step} ${JSON.stringify(value)}\n`);
 }
 
+// status returns the HTTP status of a call that must fail.
+export async function status(call) {
+  try {
+    await call();
+  } catch (err) {
+    if (err?.status) return err.status;
+    throw err;
+  }
+  return 200;
+}
+
 export function check(ok, what) {
   if (!ok) throw new Error(`unexpected answer: ${what}`);
 }

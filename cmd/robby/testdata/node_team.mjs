@@ -9,7 +9,7 @@
 //
 // stderr: one line per step, "@@<step> <JSON>", ending with "@@ok {}".
 // Any error exits 1.
-import { check, loadSDK, report } from './node_sdk.mjs';
+import { check, loadSDK, report, status } from './node_sdk.mjs';
 
 const [baseURL, model, phase, adaID, eveID] = process.argv.slice(2);
 if (!baseURL || !model || !['first', 'again'].includes(phase)) {
@@ -25,16 +25,6 @@ function shape(r) {
     items: r.output.map((o) => ({ type: o.type, agent: o.agent ?? '', name: o.name ?? '',
       text: (o.content ?? []).map((c) => c.text).join('') })),
   };
-}
-
-async function status(call) {
-  try {
-    await call();
-  } catch (err) {
-    if (err?.status) return err.status;
-    throw err;
-  }
-  return 200;
 }
 
 async function main() {
