@@ -125,6 +125,18 @@ func nestedEmitter(ctx context.Context) func(Event) bool {
 	}
 }
 
+// NotifyAgent passes e on to the streamed run whose tool call ctx is the
+// context of, as an event of an agent the call runs: wrapped in an
+// [EventAgent] event naming the call, as [Agent.AsTool]'s events are. A
+// tool that runs an agent elsewhere, such as a remote one (package
+// a2atool), so streams that agent's text ([EventText]) as it comes. It
+// waits for room, as [Notify] does, until ctx ends. It reports whether e
+// was passed on: it is not when nobody streams the run.
+func NotifyAgent(ctx context.Context, e Event) bool {
+	emit := nestedEmitter(ctx)
+	return emit != nil && emit(e)
+}
+
 // agentUsage sums the usage of the agents that a turn's tools ran, which
 // may run concurrently.
 type agentUsage struct {

@@ -266,3 +266,29 @@ func TestAgentToolTurnLimitIsItsOwn(t *testing.T) {
 	assert.ErrorIs(t, res.ToolCalls[0].Err, ErrMaxTurns)
 	assert.Zero(t, srv.Pending())
 }
+
+// TestNotifyAgent: a tool that runs an agent elsewhere passes its events on
+// as an agent tool's are, wrapped in an EventAgent naming the call; nobody
+// streams a run of Run, so they are not passed on there.
+func TestNotifyAgent(t *testing.T) {
+	srv := newServer(t)
+	var passed []bool
+	remote := NewTool("remote", "Asks an agent elsewhere", func(ctx context.Context, _ struct{}) (string, error) {
+		passed = append(passed, NotifyAgent(ctx, Event{Kind: EventText, Delta: "Hel"}), NotifyAgent(ctx, Event{Kind: EventText, Delta: "lo"}))
+		return "Hello", nil
+	})
+	a := newTestAgent(t, srv, WithTools(remote))
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("remote", `{}`)), robbytest.Text("It said hello."))
+	var text string
+	for e, err := range a.Stream(context.Background(), "Ask") {
+		require.NoError(t, err)
+		if in, path := e.Innermost(); len(path) == 1 && path[0].Name == "remote" && in.Kind == EventText {
+			text += in.Delta
+		}
+	}
+	assert.Equal(t, "Hello", text)
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("remote", `{}`)), robbytest.Text("It said hello."))
+	_, err := a.Run(context.Background(), "Ask")
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true, false, false}, passed)
+}

@@ -11,7 +11,10 @@
 // give, is an error the model reads. So are the network's errors and the
 // call's timeout. A call that ends before its task does cancels the task.
 // In a streamed run, each status update of the task that says something
-// comes as an [robby.EventProgress] event ([robby.Notify]).
+// comes as an [robby.EventProgress] event ([robby.Notify]). The text of its
+// artifacts comes as it is sent, as the text of an agent the call runs: an
+// [robby.EventAgent] event wrapping an [robby.EventText] ([robby.NotifyAgent]),
+// as a local agent used as a tool streams.
 //
 // Headers ([WithHeader]) go with every request, the card's included. Their
 // values never appear in the errors.
@@ -142,8 +145,12 @@ func (r *remote) call(ctx context.Context, in prompt) (string, error) {
 			}
 			return "", fmt.Errorf("agent %q: %w", r.name, err)
 		}
-		if text := t.add(ev); text != "" {
-			robby.Notify(ctx, robby.Notice{Server: r.name, Message: text})
+		status, added := t.add(ev)
+		if status != "" {
+			robby.Notify(ctx, robby.Notice{Server: r.name, Message: status})
+		}
+		if added != "" {
+			robby.NotifyAgent(ctx, robby.Event{Kind: robby.EventText, Delta: added})
 		}
 		if t.done() {
 			break

@@ -23,6 +23,7 @@ import (
 type shop struct {
 	mu       sync.Mutex
 	canceled []a2a.TaskID
+	told     chan struct{} // "slow" waits after its first piece until it is closed
 }
 
 func (s *shop) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -44,6 +45,23 @@ func (s *shop) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, say("which size?")), nil)
 		case "hang":
 			<-ctx.Done()
+		case "slow": // pieces, then the whole text as the last chunk, as robby's a2aserver tells an answer
+			first := a2a.NewArtifactEvent(ec, a2a.NewTextPart("42 "))
+			more := a2a.NewArtifactUpdateEvent(ec, first.Artifact.ID, a2a.NewTextPart("euros"))
+			more.Append = true
+			whole := a2a.NewArtifactUpdateEvent(ec, first.Artifact.ID, a2a.NewTextPart("42 euros"))
+			whole.Append, whole.LastChunk = false, true
+			if !yield(first, nil) {
+				return
+			}
+			select {
+			case <-s.told:
+			case <-ctx.Done():
+				return
+			}
+			if yield(more, nil) && yield(whole, nil) {
+				yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil), nil)
+			}
 		default:
 			first := a2a.NewArtifactEvent(ec, a2a.NewTextPart("42 "))
 			more := a2a.NewArtifactUpdateEvent(ec, first.Artifact.ID, a2a.NewTextPart("euros"))
@@ -67,6 +85,13 @@ func (s *shop) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2
 // call has a robby agent call tool with prompt, and returns what the tool
 // gave the model, and the progress the run streamed.
 func call(t *testing.T, tool robby.Tool, prompt string) (robby.ToolResult, []string) {
+	res, progress, _ := callStreamed(t, tool, prompt, nil)
+	return res, progress
+}
+
+// callStreamed is call that also returns the remote agent's text, as the
+// run streamed it, each piece passed to told as it comes.
+func callStreamed(t *testing.T, tool robby.Tool, prompt string, told func(string)) (robby.ToolResult, []string, []string) {
 	t.Helper()
 	model := robbytest.NewServer()
 	defer model.Close()
@@ -75,9 +100,15 @@ func call(t *testing.T, tool robby.Tool, prompt string) (robby.ToolResult, []str
 	require.NoError(t, err)
 	defer a.Close()
 	var res robby.ToolResult
-	var progress []string
+	var progress, text []string
 	for e, err := range a.Stream(t.Context(), "go") {
 		require.NoError(t, err)
+		if in, path := e.Innermost(); len(path) == 1 && path[0].Name == tool.Name() && in.Kind == robby.EventText {
+			text = append(text, in.Delta)
+			if told != nil {
+				told(in.Delta)
+			}
+		}
 		switch e.Kind {
 		case robby.EventProgress:
 			progress = append(progress, e.Notice.Server+": "+e.Notice.Message)
@@ -89,7 +120,7 @@ func call(t *testing.T, tool robby.Tool, prompt string) (robby.ToolResult, []str
 	require.Len(t, reqs, 2)
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
 	assert.Equal(t, res.Output, last.Content, "the model reads what the tool gave")
-	return res, progress
+	return res, progress, text
 }
 
 func TestRemoteAgent(t *testing.T) {
@@ -106,6 +137,19 @@ func TestRemoteAgent(t *testing.T) {
 	require.NoError(t, res.Err)
 	assert.Equal(t, "42 euros", res.Output, "the artifact, its chunks appended")
 	assert.Equal(t, []string{"Price Checker: looking up prices"}, progress, "status updates streamed as progress")
+
+	// The remote agent's text streams as it comes: "slow" waits, after its
+	// first piece, for the run to have told it. Its last chunk, the whole
+	// text again, adds nothing.
+	s.told = make(chan struct{})
+	res, _, text := callStreamed(t, tool, "slow", func(piece string) {
+		if piece == "42 " {
+			close(s.told)
+		}
+	})
+	require.NoError(t, res.Err)
+	assert.Equal(t, "42 euros", res.Output)
+	assert.Equal(t, []string{"42 ", "euros"}, text, "the artifact's pieces, as the agent's text")
 
 	res, _ = call(t, tool, "message")
 	require.NoError(t, res.Err)

@@ -27,8 +27,9 @@ type task struct {
 }
 
 // add takes in an event. It returns the text of a status update, which the
-// caller passes on as progress.
-func (t *task) add(ev a2a.Event) string {
+// caller passes on as progress, and the text an artifact update added to
+// the answer, which the caller passes on as the agent's text.
+func (t *task) add(ev a2a.Event) (status, added string) {
 	switch e := ev.(type) {
 	case *a2a.Message:
 		t.message, t.answered = t.keep(text(e.Parts)), true
@@ -41,14 +42,14 @@ func (t *task) add(ev a2a.Event) string {
 		t.setStatus(e.Status)
 	case *a2a.TaskStatusUpdateEvent:
 		t.id, t.state = e.TaskID, e.Status.State
-		return t.setStatus(e.Status)
+		return t.setStatus(e.Status), ""
 	case *a2a.TaskArtifactUpdateEvent:
 		t.id = e.TaskID
 		if e.Artifact != nil {
-			t.artifact(e.Artifact, e.Append)
+			return "", t.artifact(e.Artifact, e.Append)
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // setStatus keeps the text of a status's message, and returns it.
@@ -60,18 +61,23 @@ func (t *task) setStatus(s a2a.TaskStatus) string {
 	return t.status
 }
 
-// artifact takes in an artifact, or more of one already sent.
-func (t *task) artifact(a *a2a.Artifact, more bool) {
+// artifact takes in an artifact, or more of one already sent. It returns
+// the text it added: all of a new artifact's, the piece appended to one, or
+// what a rewrite of one added to its text. A rewrite that changes what was
+// told adds nothing: the result still has it.
+func (t *task) artifact(a *a2a.Artifact, more bool) string {
 	if t.byID == nil {
 		t.byID = map[a2a.ArtifactID]int{}
 	}
 	i, ok := t.byID[a.ID]
+	var told string
 	if !ok {
 		i = len(t.artifacts)
 		t.byID[a.ID] = i
 		t.artifacts = append(t.artifacts, &strings.Builder{})
 	} else if !more {
-		t.size -= t.artifacts[i].Len()
+		told = t.artifacts[i].String()
+		t.size -= len(told)
 		t.artifacts[i].Reset()
 	}
 	s := t.keep(text(a.Parts))
@@ -80,6 +86,10 @@ func (t *task) artifact(a *a2a.Artifact, more bool) {
 	}
 	t.artifacts[i].WriteString(s)
 	t.size += len(s)
+	if added, ok := strings.CutPrefix(s, told); ok {
+		return added
+	}
+	return ""
 }
 
 // keep bounds a text the remote agent sent.
