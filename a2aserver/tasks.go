@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -150,8 +151,8 @@ func (s *storedTasks) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	if size == 0 {
 		size = 50
 	}
-	if size < 1 || size > 100 {
-		return nil, fmt.Errorf("page size must be between 1 and 100, got %d: %w", size, a2a.ErrInvalidRequest)
+	if err := checkList(req, size); err != nil {
+		return nil, err
 	}
 	opts := robby.TaskListOptions{ContextID: req.ContextID, State: string(req.Status), Limit: size, Cursor: req.PageToken}
 	if req.StatusTimestampAfter != nil {
@@ -161,7 +162,7 @@ func (s *storedTasks) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", a2a.ErrInvalidParams, err)
 	}
-	resp := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, TotalSize: page.Total, PageSize: size, NextPageToken: page.Next}
+	resp := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, TotalSize: page.Total, NextPageToken: page.Next}
 	for _, r := range page.Tasks {
 		task, err := s.decode(ctx, r)
 		if err != nil {
@@ -170,8 +171,28 @@ func (s *storedTasks) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 		trim(task, req)
 		resp.Tasks = append(resp.Tasks, task)
 	}
+	resp.PageSize = len(resp.Tasks) // "the page size used for this response": what the a2a-tck reads
 	return resp, nil
 }
+
+// checkList refuses what a list request may not ask for, as invalid params
+// (-32602): a page size out of 1 to 100, a negative historyLength, a status
+// that is none of A2A's.
+func checkList(req *a2a.ListTasksRequest, size int) error {
+	switch {
+	case size < 1 || size > 100:
+		return fmt.Errorf("pageSize must be between 1 and 100, got %d: %w", size, a2a.ErrInvalidParams)
+	case req.HistoryLength != nil && *req.HistoryLength < 0:
+		return fmt.Errorf("historyLength must not be negative, got %d: %w", *req.HistoryLength, a2a.ErrInvalidParams)
+	case req.Status != a2a.TaskStateUnspecified && !slices.Contains(taskStates, req.Status):
+		return fmt.Errorf("status %q is not a task state: %w", req.Status, a2a.ErrInvalidParams)
+	}
+	return nil
+}
+
+// taskStates are the states a task may be listed by.
+var taskStates = []a2a.TaskState{a2a.TaskStateSubmitted, a2a.TaskStateWorking, a2a.TaskStateInputRequired,
+	a2a.TaskStateAuthRequired, a2a.TaskStateCompleted, a2a.TaskStateFailed, a2a.TaskStateCanceled, a2a.TaskStateRejected}
 
 // trim leaves out of a listed task what the request did not ask for: the
 // history beyond historyLength (100 by default), the artifacts unless

@@ -196,3 +196,30 @@ func testCancelFromAReplica(t *testing.T, storeA, storeB robby.Store) {
 		t.Errorf("the task read on A: %v, %+v", err, got)
 	}
 }
+
+func TestListTasksPages(t *testing.T) {
+	f := newFixture(t, a2aserver.Options{Store: agenttest.NewStore(t)}, robbytest.Text("One."), robbytest.Text("Two."))
+	c := f.client(t, "alice-token")
+	for _, text := range []string{"1", "2"} {
+		if _, err := c.SendMessage(t.Context(), message(text, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{PageSize: 1})
+	if err != nil || len(first.Tasks) != 1 || first.PageSize != 1 || first.TotalSize != 2 || first.NextPageToken == "" {
+		t.Fatalf("page of 1: %v, %+v", err, first)
+	}
+	all, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{PageSize: 10})
+	if err != nil || len(all.Tasks) != 2 || all.PageSize != 2 || all.NextPageToken != "" {
+		t.Fatalf("page of 10: %v, %+v: want both, pageSize the count returned", err, all)
+	}
+	minus := -1
+	for _, req := range []*a2a.ListTasksRequest{{PageSize: -1}, {PageSize: 101}, {HistoryLength: &minus}, {Status: "TASK_STATE_DREAMING"}} {
+		if _, err := c.ListTasks(t.Context(), req); !errors.Is(err, a2a.ErrInvalidParams) {
+			t.Errorf("%+v: %v, want invalid params (-32602)", req, err)
+		}
+	}
+	if done, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{Status: a2a.TaskStateCompleted}); err != nil || len(done.Tasks) != 2 {
+		t.Errorf("listed by a state: %v, %+v", err, done)
+	}
+}
