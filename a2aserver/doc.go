@@ -60,4 +60,10 @@
 // it reads failed, saying so. A running task is read every [CancelPoll]:
 // canceled by another replica, its run stops. Without one, tasks are kept in the handler's
 // memory (a2asrv's in-memory store), and end with it.
+//
+// With [Options.Durable], each task runs durably elsewhere (package temporal's
+// TaskRunner: a workflow on Temporal). Its status and artifacts follow the
+// run's progress. A task whose replica stopped mid-run is taken over by the
+// replica sharing the store that next reads it, and completes there. Cancel
+// cancels the run, from any replica.
 package a2aserver

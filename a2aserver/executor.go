@@ -32,6 +32,7 @@ type executor struct {
 	// callerTools are the tools the client runs.
 	callerTools []openai.FunctionDefinitionParam
 	running     *running
+	durable     DurableRunner // nil: runs go on here
 	heartbeat   time.Duration
 	log         *slog.Logger
 	base        context.Context // ended by Handler.Close
@@ -47,11 +48,11 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			yield(nil, fmt.Errorf("contextId %q: 1 to 128 letters, digits, '-' or '_': %w", ec.ContextID, a2a.ErrInvalidParams))
 			return
 		}
-		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+		if ec.StoredTask == nil && !yield(x.submitted(ec), nil) {
 			return
 		}
 		in, ok := x.input(ec, yield)
-		if !ok || !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
+		if !ok || x.durable == nil && !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil) {
 			return
 		}
 		ctx, cancel := context.WithCancelCause(ctx)
@@ -61,6 +62,10 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 		defer x.running.remove(ec.User.Name, string(ec.TaskID))
 		if x.tasks != nil {
 			go x.tend(ctx, cancel, ec)
+		}
+		if x.durable != nil {
+			x.runDurable(ctx, ec, in.prompt, yield)
+			return
 		}
 		s := &taskStream{ec: ec, yield: yield}
 		if in.ask != nil && len(in.ask.Approve) > 0 {
@@ -268,12 +273,18 @@ func (x *executor) failure(ctx context.Context, ec *a2asrv.ExecutorContext, err 
 }
 
 // Cancel implements [a2asrv.AgentExecutor]: the task ends canceled, and its
-// run's context with it.
-func (x *executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+// run's context with it. A durable task's run is cancelled on the
+// DurableRunner, from whichever replica.
+func (x *executor) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		if ec.StoredTask == nil {
 			yield(nil, a2a.ErrTaskNotFound)
 			return
+		}
+		if d, _ := durableOf(ec.StoredTask); d.Run != "" && x.durable != nil {
+			if err := x.durable.Cancel(ctx, d.Run); err != nil { // it may have ended: its end is recorded
+				x.log.WarnContext(ctx, "robby: a durable A2A task's run not cancelled", slog.String("task", string(ec.TaskID)), slog.Any("error", err))
+			}
 		}
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}

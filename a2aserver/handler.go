@@ -78,6 +78,14 @@ type Options struct {
 	// INPUT_REQUIRED, asking for its result; the client's next message on
 	// the task gives it.
 	CallerTools []openai.FunctionDefinitionParam
+	// Durable, if set, runs each task durably, elsewhere than in the
+	// handler's process (package temporal's TaskRunner, on Temporal). The
+	// task's status and artifacts follow its run's progress. Cancel stops
+	// the run from any replica. A task whose replica stopped mid-run is
+	// taken over by the replica that next reads it, with [Options.Store]
+	// a [robby.TaskStore]: it completes there. Approve and CallerTools do
+	// not apply to durable runs yet.
+	Durable DurableRunner
 	// CORSOrigins are the web origins (or "*") whose pages may call the handler
 	// from a browser. A request from another origin is answered 403.
 	CORSOrigins []string
@@ -114,13 +122,13 @@ func New(agent *robby.Agent, opts Options) *Handler {
 		opts.Heartbeat = DefaultHeartbeat
 	}
 	h.opts.Heartbeat = opts.Heartbeat
-	h.exec = &executor{agent: agent, store: opts.Store, log: opts.Logger, base: base, heartbeat: opts.Heartbeat,
+	h.exec = &executor{agent: agent, store: opts.Store, log: opts.Logger, base: base, heartbeat: opts.Heartbeat, durable: opts.Durable,
 		approve: slices.Clone(opts.Approve), callerTools: slices.Clone(opts.CallerTools),
 		running: &running{set: map[[2]string]bool{}}, mem: &memory{convs: map[string][]openai.ChatCompletionMessageParamUnion{}}}
 	var tasks taskstore.Store = taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: taskOwner})
 	if ts, ok := opts.Store.(robby.TaskStore); ok {
 		h.exec.tasks = ts
-		tasks = &storedTasks{ts: ts, running: h.exec.running, heartbeat: opts.Heartbeat}
+		tasks = &storedTasks{ts: ts, running: h.exec.running, heartbeat: opts.Heartbeat, adopt: h.exec.adopt, closed: base}
 	}
 	rh := a2asrv.NewHandler(h.exec,
 		a2asrv.WithTaskStore(tasks),

@@ -1,6 +1,7 @@
 package a2aserver
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -26,6 +27,12 @@ type taskStream struct {
 	pending   strings.Builder // the text not told yet
 	lastFlush time.Time
 	turn      int
+	// keyed names each status message and artifact by the event it tells
+	// (seq, its index in the run's events) and turn, for a durable run: a
+	// replica that takes the task over tells the same events again, and
+	// skips those the task holds.
+	keyed bool
+	seq   int
 }
 
 // event tells one robby event; it returns false once the client is gone.
@@ -88,6 +95,9 @@ func (s *taskStream) text(delta string) bool {
 	if s.artifact == "" {
 		ev = a2a.NewArtifactEvent(s.ec, a2a.NewTextPart(s.pending.String()))
 		ev.Artifact.Name = "answer"
+		if s.keyed {
+			ev.Artifact.ID = s.turnArtifact()
+		}
 		s.artifact = ev.Artifact.ID
 	} else {
 		ev = a2a.NewArtifactUpdateEvent(s.ec, s.artifact, a2a.NewTextPart(s.pending.String()))
@@ -104,7 +114,10 @@ func (s *taskStream) endTurn() bool {
 		return true
 	}
 	id := s.artifact
-	if id == "" {
+	switch {
+	case s.keyed:
+		id = s.turnArtifact()
+	case id == "":
 		id = a2a.NewArtifactID()
 	}
 	ev := &a2a.TaskArtifactUpdateEvent{TaskID: s.ec.TaskID, ContextID: s.ec.ContextID, LastChunk: true,
@@ -118,5 +131,13 @@ func (s *taskStream) endTurn() bool {
 // status tells a step of the run as a working status with its data.
 func (s *taskStream) status(data map[string]any) bool {
 	msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, s.ec, a2a.NewDataPart(data))
+	if s.keyed {
+		msg.ID = fmt.Sprintf("%s-%d", s.ec.TaskID, s.seq)
+	}
 	return s.yield(a2a.NewStatusUpdateEvent(s.ec, a2a.TaskStateWorking, msg), nil)
+}
+
+// turnArtifact is the ID of the turn's text in a keyed stream.
+func (s *taskStream) turnArtifact() a2a.ArtifactID {
+	return a2a.ArtifactID(fmt.Sprintf("answer-%d", s.turn))
 }

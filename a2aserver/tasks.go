@@ -25,6 +25,12 @@ type storedTasks struct {
 	ts        robby.TaskStore
 	running   *running
 	heartbeat time.Duration
+	// adopt takes over a durable task whose replica stopped, and reports
+	// whether it did.
+	adopt func(user string, task *a2a.Task) bool
+	// closed ends with the handler, which then writes its durable tasks
+	// no more: they are left to another replica.
+	closed context.Context
 }
 
 var _ taskstore.Store = (*storedTasks)(nil)
@@ -66,6 +72,9 @@ func (s *storedTasks) Update(ctx context.Context, req *taskstore.UpdateRequest) 
 	user, err := callUser(ctx)
 	if err != nil {
 		return taskstore.TaskVersionMissing, err
+	}
+	if d, _ := durableOf(req.Task); d.Run != "" && s.closed.Err() != nil {
+		return taskstore.TaskVersionMissing, errLeft
 	}
 	version := int64(req.PrevVersion)
 	if req.PrevVersion == taskstore.TaskVersionMissing {
@@ -119,7 +128,7 @@ func (s *storedTasks) decode(ctx context.Context, r robby.Task) (*a2a.Task, erro
 	}
 	st := task.Status.State
 	if st != a2a.TaskStateSubmitted && st != a2a.TaskStateWorking ||
-		time.Since(r.Updated) < 3*s.heartbeat || s.running.has(r.User, r.ID) {
+		time.Since(r.Updated) < 3*s.heartbeat || s.running.has(r.User, r.ID) || s.adopt(r.User, &task) {
 		return &task, nil
 	}
 	now := time.Now()
@@ -221,6 +230,17 @@ func (r *running) add(user, id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.set[[2]string{user, id}] = true
+}
+
+// claim adds a task that is not in the set, and reports whether it did.
+func (r *running) claim(user, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.set[[2]string{user, id}] {
+		return false
+	}
+	r.set[[2]string{user, id}] = true
+	return true
 }
 
 func (r *running) remove(user, id string) {

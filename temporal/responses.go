@@ -52,7 +52,13 @@ func (rr *ResponsesRunner) Start(ctx context.Context, job openaiserver.Backgroun
 // workflow's result is kept by the server. A cancelled run's error wraps
 // [context.Canceled].
 func (rr *ResponsesRunner) Wait(ctx context.Context, id string) (*robby.Result, error) {
-	res, err := Attach(rr.Client, id).Result(ctx)
+	return wait(ctx, rr.Client, id)
+}
+
+// wait waits for run id's result; a cancelled run's error wraps
+// [context.Canceled].
+func wait(ctx context.Context, c client.Client, id string) (*robby.Result, error) {
+	res, err := Attach(c, id).Result(ctx)
 	if temporal.IsCanceledError(err) {
 		err = fmt.Errorf("%w: %w", context.Canceled, err)
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
+	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
@@ -26,28 +28,7 @@ import (
 // responses.create with background: true returns at once, in progress;
 // responses.retrieve reads the answer once the workflow's worker gave it.
 func TestBackgroundResponseOnTemporal(t *testing.T) {
-	c := dial(t, temporaltest.StartServer(t))
-	model := robbytest.NewServer()
-	defer model.Close()
-	model.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":2,"b":3}`)), robbytest.Text("2 + 3 = 5"))
-	add, calls := newAdd()
-	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(add))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Close()
-	w := worker.New(c, "responses", worker.Options{})
-	temporal.Register(w, temporal.Agents{"calc": agent}, temporal.Options{})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-
-	store, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "responses.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() }) // after the endpoints, closed first
+	c, calls, store := calcWorker(t, "responses")
 	client := endpoint(t, store, &temporal.ResponsesRunner{Client: c, TaskQueue: "responses"})
 	resp, err := client.Responses.New(t.Context(), responses.ResponseNewParams{Model: "calc", Background: openai.Bool(true),
 		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("What is 2 + 3?")}})
@@ -70,6 +51,36 @@ func TestBackgroundResponseOnTemporal(t *testing.T) {
 	if _, err := temporal.Attach(c, resp.ID).Result(t.Context()); err != nil {
 		t.Errorf("the response's workflow: %v", err)
 	}
+}
+
+// calcWorker starts a Temporal dev server and a worker of queue that serves
+// the agent "calc", with the tool add, whose model adds 2 and 3. It returns
+// a client of the server, the count of add's calls, and a store that is
+// closed after the test's handlers.
+func calcWorker(t *testing.T, queue string) (client.Client, *atomic.Int32, *sqlitestore.Store) {
+	t.Helper()
+	c := dial(t, temporaltest.StartServer(t))
+	model := robbytest.NewServer()
+	t.Cleanup(model.Close)
+	model.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":2,"b":3}`)), robbytest.Text("2 + 3 = 5"))
+	add, calls := newAdd()
+	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(add))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	w := worker.New(c, queue, worker.Options{})
+	temporal.Register(w, temporal.Agents{"calc": agent}, temporal.Options{})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	store, err := sqlitestore.Open(t.Context(), filepath.Join(t.TempDir(), "robby.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() }) // after the handlers, closed first
+	return c, calls, store
 }
 
 // endpoint serves background responses of the model "calc" on runner,

@@ -68,13 +68,13 @@ func (s *serveFlags) register(fs *flag.FlagSet) {
 	fs.Func("cors", "web `origin` whose pages may call the endpoint from a browser (such as https://chat.example.com); repeat or separate with commas", appendOrigins(&s.origins))
 	fs.IntVar(&s.maxMessages, "max-messages", openaiserver.DefaultMaxMessages, "messages a request may hold at most")
 	fs.BoolVar(&s.showTools, "show-tools", false, "stream tool steps to clients as reasoning")
-	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response (or A2A task) notes in the -store that it goes on; one silent for three is taken for stopped (and a response, with -temporal, taken over); replicas sharing a store share it")
+	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response (or A2A task) notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, a response or task taken over); replicas sharing a store share it")
 	fs.BoolVar(&s.a2a, "a2a", false, "also serve the agent over A2A (the Agent2Agent protocol): its card at /.well-known/agent-card.json, JSON-RPC at /a2a, HTTP+JSON under /a2a/rest; with -store, each context is a stored conversation")
 	fs.StringVar(&s.publicURL, "public-url", "", "base `URL` clients reach the server at, such as https://agents.example.com, when a proxy stands between: the A2A card names its interfaces under it (default: the host each request reached)")
 	fs.Func("approve", "`tool` whose calls wait for the A2A client's approval (the task asks, INPUT_REQUIRED; docs/A2A.md); * for all; repeat or separate with commas; needs -a2a, not with -agents", appendOrigins(&s.approve))
 	s.limits.register(fs)
 	s.http.register(fs)
-	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses as durable runs, on 'robby worker's")
+	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses (and, with -a2a, A2A tasks) as durable runs, on 'robby worker's")
 }
 
 func setupServe(c *command) func(context.Context) error {
@@ -121,6 +121,7 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 	}
 	opts := sh.openai()
 	opts.ShowToolSteps, opts.Heartbeat = s.showTools, s.heartbeat
+	var tasks a2aserver.DurableRunner // nil: A2A tasks run here
 	if d.addr != "" {
 		c, err := d.dial(stderr)
 		if err != nil {
@@ -128,12 +129,13 @@ func (s *serveFlags) serve(ctx context.Context, stderr io.Writer) error {
 		}
 		defer c.Close()
 		opts.Background = &temporal.ResponsesRunner{Client: c, TaskQueue: d.queue, Agent: durableAgent}
+		tasks = &temporal.TaskRunner{Client: c, TaskQueue: d.queue, Agent: durableAgent}
 	}
 	endpoint := openaiserver.New(map[string]*robby.Agent{f.model: agent}, opts)
 	defer endpoint.Close() // background responses still running end as cancelled, but durable ones, left to another replica
 	if s.a2a {
 		a2opts := sh.a2a(s.publicURL)
-		a2opts.Heartbeat, a2opts.Approve = s.heartbeat, s.approve
+		a2opts.Heartbeat, a2opts.Approve, a2opts.Durable = s.heartbeat, s.approve, tasks
 		a2h := a2aserver.New(agent, a2opts)
 		defer a2h.Close()
 		sh.a2aHandler = a2h
@@ -190,6 +192,8 @@ func (s *serveFlags) checkA2A() error {
 		return usageError{errors.New("-approve names the tools whose calls wait for the A2A client's approval: give -a2a too")}
 	case len(s.approve) > 0 && s.agents != "":
 		return usageError{errors.New("-approve with -agents: approvals over A2A are not supported for a team yet")}
+	case len(s.approve) > 0 && s.durable.addr != "":
+		return usageError{errors.New("-approve with -temporal: approvals of durable A2A tasks are not supported yet")}
 	}
 	if v == "" {
 		return nil

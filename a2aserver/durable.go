@@ -1,0 +1,410 @@
+package a2aserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/trunc"
+)
+
+// A DurableRunner runs tasks durably, elsewhere than in the handler's
+// process ([Options.Durable]): package temporal's TaskRunner runs each as a
+// workflow on Temporal. Any process may follow, wait for and cancel any
+// run. Its methods may be called concurrently.
+type DurableRunner interface {
+	// Start starts job's run. Starting a job whose ID runs already
+	// attaches to that run.
+	Start(ctx context.Context, job DurableJob) error
+	// Progress returns the run's events so far, in order: each turn's
+	// text (one EventText), each tool call and result, each turn's end.
+	Progress(ctx context.Context, id string) ([]robby.Event, error)
+	// Wait waits for the run to end and returns its result: the messages
+	// it added. A run cancelled (from any process) returns an error
+	// wrapping [context.Canceled].
+	Wait(ctx context.Context, id string) (*robby.Result, error)
+	// Cancel stops the run, from any process.
+	Cancel(ctx context.Context, id string) error
+}
+
+// A DurableJob is a task's run, for a [DurableRunner]: everything it needs
+// but the agent, which the runner resolves.
+type DurableJob struct {
+	// ID names the run: "a2a-" and the task's ID.
+	ID string
+	// Messages are the conversation, the message to the agent last, after
+	// the agent's own system prompt.
+	Messages []openai.ChatCompletionMessageParamUnion
+}
+
+// The keys of the task's metadata that name its durable run, and count its
+// conversation's messages before the run's. Plain values: a2asrv copies
+// metadata with encoding/gob.
+const (
+	durableRunKey   = "robby.durableRun"
+	durableAfterKey = "robby.durableAfter"
+)
+
+// pollEvery is how often a durable run's progress is read, to tell it.
+const pollEvery = 200 * time.Millisecond
+
+// durableRun is what a durable task's metadata says of its run.
+type durableRun struct {
+	Run   string
+	After int64 // the conversation's messages before the run's
+}
+
+// submitted is the task a message makes. A durable one names its run from
+// the start, so that a cancel finds it however soon it comes.
+func (x *executor) submitted(ec *a2asrv.ExecutorContext) *a2a.Task {
+	task := a2a.NewSubmittedTask(ec, ec.Message)
+	if x.durable != nil {
+		task.Metadata = map[string]any{durableRunKey: "a2a-" + string(ec.TaskID)}
+	}
+	return task
+}
+
+// durableOf reads a task's durable run, if it has one. started reports
+// whether the run was about to start: its conversation's count is known.
+func durableOf(task *a2a.Task) (d durableRun, started bool) {
+	d.Run, _ = task.Metadata[durableRunKey].(string)
+	switch n := task.Metadata[durableAfterKey].(type) {
+	case float64: // as stored, in JSON
+		d.After, started = int64(n), true
+	case int64:
+		d.After, started = n, true
+	}
+	return d, started && d.Run != ""
+}
+
+// runDurable starts the task's run on the DurableRunner and tells its
+// progress until it ends. Closing the handler leaves the run going: a
+// replica reading the task then takes it over (adopt).
+func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, prompt string, yield func(a2a.Event, error) bool) {
+	user := ec.User.Name
+	msgs, after, err := x.durableInput(ctx, user, ec.ContextID, prompt)
+	if err != nil {
+		yield(failed(ec, x.failure(ctx, ec, err)), nil)
+		return
+	}
+	d := durableRun{Run: "a2a-" + string(ec.TaskID), After: after}
+	working := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil)
+	working.Metadata = map[string]any{durableAfterKey: d.After}
+	if !yield(working, nil) {
+		return
+	}
+	if err := x.durable.Start(ctx, DurableJob{ID: d.Run, Messages: msgs}); err != nil {
+		yield(failed(ec, x.failure(ctx, ec, err)), nil)
+		return
+	}
+	s := &taskStream{ec: ec, yield: yield, keyed: true}
+	res, err := x.follow(ctx, d, func(events []robby.Event) bool {
+		for ; s.seq < len(events); s.seq++ {
+			if !s.event(events[s.seq]) {
+				return false
+			}
+		}
+		return true
+	})
+	switch {
+	case ctx.Err() != nil && x.base.Err() == nil:
+		// Cancelled, here or on another replica: Cancel cancels the run
+		// too, unless it read the task before it named its run.
+		if err := x.durable.Cancel(context.WithoutCancel(ctx), d.Run); err != nil {
+			x.log.WarnContext(ctx, "robby: a durable A2A task's run not cancelled", slog.String("task", string(ec.TaskID)), slog.Any("error", err))
+		}
+		if errors.Is(context.Cause(ctx), errCanceledElsewhere) {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil) // told to this replica's clients
+		}
+		return
+	case ctx.Err() != nil:
+		// Closed: a2asrv ends the execution on an error, which the store
+		// refuses to record (storedTasks.Update): the task stays working,
+		// for another replica to take over.
+		yield(nil, errLeft)
+		return
+	case errors.Is(err, errStopped):
+		return // its client gone
+	}
+	yield(x.ended(ctx, ec, d, user, res, err), nil)
+}
+
+// errLeft ends the execution of a durable task whose handler closed: its
+// run goes on elsewhere, and its task is left as it is, for another
+// replica to take over.
+var errLeft = errors.New("a2aserver: the handler closed: the durable run is left to another replica")
+
+// errStopped ends follow when its caller stopped listening.
+var errStopped = errors.New("a2aserver: no one listens to the run anymore")
+
+// follow tells the run's progress to tell until it ends, and returns its
+// result. It returns early if tell returns false or ctx ends.
+func (x *executor) follow(ctx context.Context, d durableRun, tell func([]robby.Event) bool) (*robby.Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type ending struct {
+		res *robby.Result
+		err error
+	}
+	done := make(chan ending, 1)
+	go func() {
+		res, err := x.durable.Wait(ctx, d.Run)
+		done <- ending{res, err}
+	}()
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case e := <-done:
+			if events, err := x.durable.Progress(ctx, d.Run); err == nil {
+				tell(events)
+			}
+			return e.res, e.err
+		case <-t.C:
+			if events, err := x.durable.Progress(ctx, d.Run); err == nil && !tell(events) {
+				return nil, errStopped
+			}
+		}
+	}
+}
+
+// ended saves the messages a durable run added, and returns how its task
+// ends.
+func (x *executor) ended(ctx context.Context, ec *a2asrv.ExecutorContext, d durableRun, user string, res *robby.Result, err error) *a2a.TaskStatusUpdateEvent {
+	if res != nil {
+		if serr := x.saveDurable(context.WithoutCancel(ctx), user, ec.ContextID, d.After, res.Messages); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	switch {
+	case err == nil:
+		return a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, nil)
+	case errors.Is(err, context.Canceled):
+		return a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil)
+	default:
+		return failed(ec, x.failure(ctx, ec, err))
+	}
+}
+
+// durableInput adds the prompt to the context's conversation, and returns
+// the conversation and the count of its messages.
+func (x *executor) durableInput(ctx context.Context, user, contextID, prompt string) ([]openai.ChatCompletionMessageParamUnion, int64, error) {
+	input := openai.UserMessage(prompt)
+	if x.store == nil {
+		prev, _ := x.mem.get(user + "\x00" + contextID)
+		msgs := append(append([]openai.ChatCompletionMessageParamUnion{}, prev...), input)
+		x.mem.put(user+"\x00"+contextID, msgs)
+		return msgs, int64(len(msgs)), nil
+	}
+	raw, err := input.MarshalJSON()
+	if err != nil {
+		return nil, 0, err
+	}
+	c, stored, err := x.store.Load(ctx, user, contextID)
+	switch {
+	case errors.Is(err, robby.ErrNoConversation):
+		c, err = x.store.Create(ctx, robby.Conversation{ID: contextID, User: user, Title: trunc.Cut(prompt, 80)}, robby.Message{Chat: raw})
+	case err == nil:
+		err = x.store.Append(ctx, user, contextID, c.Messages, robby.Message{Chat: raw})
+		c.Messages++
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(stored)+1)
+	for _, m := range stored {
+		if m.Chat == nil {
+			continue // an error record, for people
+		}
+		var msg openai.ChatCompletionMessageParamUnion
+		if err := msg.UnmarshalJSON(m.Chat); err != nil {
+			return nil, 0, fmt.Errorf("conversation %q, message %d: %w", contextID, m.Seq, err)
+		}
+		msgs = append(msgs, msg)
+	}
+	return append(msgs, input), c.Messages, nil
+}
+
+// saveDurable appends the messages a durable run added to its
+// conversation, once: replicas that each followed the run find them
+// written by the first.
+func (x *executor) saveDurable(ctx context.Context, user, contextID string, after int64, added []openai.ChatCompletionMessageParamUnion) error {
+	if x.store == nil {
+		key := user + "\x00" + contextID
+		prev, _ := x.mem.get(key)
+		if int64(len(prev)) == after {
+			x.mem.put(key, append(prev, added...))
+		}
+		return nil
+	}
+	msgs := make([]robby.Message, 0, len(added))
+	for _, m := range added {
+		raw, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, robby.Message{Chat: raw})
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	err := x.store.Append(ctx, user, contextID, after, msgs...)
+	if !errors.Is(err, robby.ErrConflict) {
+		return err
+	}
+	c, _, lerr := x.store.Load(ctx, user, contextID)
+	if lerr == nil && c.Messages == after+int64(len(msgs)) {
+		return nil // saved by another replica
+	}
+	return err
+}
+
+// adopt takes over the durable task of a replica that stopped: its run
+// goes on, on the DurableRunner. This process follows it, writes its
+// progress and end into the task, and saves its messages, as that replica
+// would have. It reports whether the task is durable and so followed.
+func (x *executor) adopt(user string, task *a2a.Task) bool {
+	d, ok := durableOf(task)
+	if !ok || x.durable == nil || x.tasks == nil || x.base.Err() != nil {
+		return false
+	}
+	if !x.running.claim(user, string(task.ID)) {
+		return true // followed here already
+	}
+	go func() {
+		defer x.running.remove(user, string(task.ID))
+		ctx := x.base
+		x.log.InfoContext(ctx, "robby: taking over a durable A2A task", slog.String("task", string(task.ID)))
+		ec := &a2asrv.ExecutorContext{TaskID: task.ID, ContextID: task.ContextID}
+		w := &taskWriter{ts: x.tasks, user: user, id: string(task.ID), every: x.heartbeat}
+		w.touch(ctx) // at once, so that other replicas leave it to this one
+		var events []robby.Event
+		res, err := x.follow(ctx, d, func(e []robby.Event) bool {
+			events = e
+			if werr := w.write(ctx, ec, events, nil); werr != nil && ctx.Err() == nil {
+				x.log.WarnContext(ctx, "robby: a durable A2A task's progress not stored", slog.String("task", string(task.ID)), slog.Any("error", werr))
+			}
+			return true
+		})
+		if ctx.Err() != nil {
+			return // closed: left to another replica
+		}
+		if werr := w.write(ctx, ec, events, x.ended(ctx, ec, d, user, res, err)); werr != nil {
+			x.log.WarnContext(ctx, "robby: a durable A2A task's end not stored", slog.String("task", string(task.ID)), slog.Any("error", werr))
+		}
+	}()
+	return true
+}
+
+// A taskWriter writes a followed durable run's progress into its task, in
+// the store, touching it every write.
+type taskWriter struct {
+	ts       robby.TaskStore
+	user, id string
+	told     int           // the events written so far
+	every    time.Duration // the heartbeat
+	last     time.Time     // the last write
+}
+
+// touch notes that the run goes on, once a heartbeat.
+func (w *taskWriter) touch(ctx context.Context) {
+	if time.Since(w.last) < w.every {
+		return
+	}
+	if w.ts.TouchTask(ctx, w.user, w.id) == nil { // else the next one retries
+		w.last = time.Now()
+	}
+}
+
+// write folds events, then end if not nil, into the stored task. A task
+// ended meanwhile (cancelled on another replica) is left so. A write that
+// conflicts with another is made again on the task as it is now.
+func (w *taskWriter) write(ctx context.Context, ec *a2asrv.ExecutorContext, events []robby.Event, end *a2a.TaskStatusUpdateEvent) error {
+	if end == nil && len(events) == w.told {
+		w.touch(ctx)
+		return nil
+	}
+	for range 5 {
+		r, err := w.ts.GetTask(ctx, w.user, w.id)
+		if err != nil {
+			return err
+		}
+		var task a2a.Task
+		if err := json.Unmarshal(r.Data, &task); err != nil {
+			return err
+		}
+		if task.Status.State.Terminal() {
+			return nil
+		}
+		fold(&task, ec, events)
+		if end != nil {
+			apply(&task, end)
+		}
+		rec, err := record(w.user, &task)
+		if err != nil {
+			return err
+		}
+		if _, err = w.ts.UpdateTask(ctx, rec, r.Version); !errors.Is(err, robby.ErrConflict) {
+			w.told, w.last = len(events), time.Now()
+			return err
+		}
+	}
+	return fmt.Errorf("task %s: %w", w.id, robby.ErrConflict)
+}
+
+// fold applies a durable run's events to its task, as its stream told
+// them, skipping the status messages the task holds already.
+func fold(task *a2a.Task, ec *a2asrv.ExecutorContext, events []robby.Event) {
+	held := map[string]bool{}
+	for _, m := range task.History {
+		held[m.ID] = true
+	}
+	if m := task.Status.Message; m != nil {
+		held[m.ID] = true
+	}
+	s := &taskStream{ec: ec, keyed: true, yield: func(e a2a.Event, _ error) bool {
+		if su, ok := e.(*a2a.TaskStatusUpdateEvent); ok && su.Status.Message != nil && held[su.Status.Message.ID] {
+			return true
+		}
+		apply(task, e)
+		return true
+	}}
+	for ; s.seq < len(events); s.seq++ {
+		s.event(events[s.seq])
+	}
+}
+
+// apply applies one event to a task, as a2asrv's task manager does: a
+// status's message goes to the history when the next status comes; an
+// artifact is replaced, or appended to, by ID.
+func apply(task *a2a.Task, e a2a.Event) {
+	switch e := e.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		if task.Status.Message != nil {
+			task.History = append(task.History, task.Status.Message)
+		}
+		task.Status = e.Status
+	case *a2a.TaskArtifactUpdateEvent:
+		for i, a := range task.Artifacts {
+			if a.ID == e.Artifact.ID {
+				if e.Append {
+					a.Parts = append(a.Parts, e.Artifact.Parts...)
+				} else {
+					task.Artifacts[i] = e.Artifact
+				}
+				return
+			}
+		}
+		task.Artifacts = append(task.Artifacts, e.Artifact)
+	}
+}

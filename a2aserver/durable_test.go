@@ -1,0 +1,175 @@
+package a2aserver_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/openai/openai-go/v3"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/a2aserver"
+	"github.com/robby-go/robby/robbytest/agenttest"
+)
+
+// scriptedRunner is a DurableRunner whose one run the test writes: its
+// events, its end. Package temporal's TaskRunner is tested on Temporal.
+type scriptedRunner struct {
+	mu        sync.Mutex
+	job       *a2aserver.DurableJob
+	events    []robby.Event
+	res       *robby.Result
+	err       error
+	done      chan struct{} // closed by end
+	cancelled int
+}
+
+func newScriptedRunner() *scriptedRunner { return &scriptedRunner{done: make(chan struct{})} }
+
+func (r *scriptedRunner) Start(_ context.Context, job a2aserver.DurableJob) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.job = &job
+	return nil
+}
+
+func (r *scriptedRunner) Progress(_ context.Context, id string) ([]robby.Event, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.job == nil || r.job.ID != id {
+		return nil, fmt.Errorf("no run %s", id)
+	}
+	return append([]robby.Event(nil), r.events...), nil
+}
+
+func (r *scriptedRunner) Wait(ctx context.Context, _ string) (*robby.Result, error) {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.res, r.err
+}
+
+func (r *scriptedRunner) Cancel(context.Context, string) error {
+	r.mu.Lock()
+	r.cancelled++
+	r.mu.Unlock()
+	r.end(&robby.Result{}, context.Canceled)
+	return nil
+}
+
+func (r *scriptedRunner) add(events ...robby.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, events...)
+}
+
+func (r *scriptedRunner) end(res *robby.Result, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.done:
+	default:
+		r.res, r.err = res, err
+		close(r.done)
+	}
+}
+
+func (r *scriptedRunner) started() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.job != nil
+}
+
+// startDurable sends Alice's message to a handler of opts, answered at
+// once, and returns once its durable run started.
+func startDurable(t *testing.T, opts a2aserver.Options, runner *scriptedRunner) (*fixture, *a2a.Task) {
+	t.Helper()
+	f := newFixture(t, opts)
+	req := message("What is 1 + 2?", "")
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	res, err := f.client(t, "alice-token").SendMessage(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, runner.started)
+	return f, res.(*a2a.Task)
+}
+
+// A durable task whose handler closed mid-run (a deploy) is taken over by
+// the two replicas that read it at once: it reads WORKING, with the steps
+// its run made, then COMPLETED with the answer; its history holds each
+// step once, and its context's conversation the answer once.
+func TestDurableTaskTakenOver(t *testing.T) {
+	runner := newScriptedRunner()
+	opts := a2aserver.Options{Store: agenttest.NewStore(t), Heartbeat: 100 * time.Millisecond, Durable: runner}
+	f, task := startDurable(t, opts, runner)
+	call := robby.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,"b":2}`}
+	runner.add(robby.Event{Kind: robby.EventToolCall, Turn: 1, ToolCall: &call},
+		robby.Event{Kind: robby.EventToolResult, Turn: 1, ToolCall: &call, ToolResult: &robby.ToolResult{Call: call, Output: "3"}})
+	alice := f.client(t, "alice-token")
+	waitFor(t, func() bool {
+		got, err := alice.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		return err == nil && got.Status.Message != nil && len(got.History) == 2 // the message, the call
+	})
+	f.h.Close()
+
+	replicas := []*fixture{f.replica(t, opts), f.replica(t, opts)}
+	time.Sleep(350 * time.Millisecond) // three heartbeats without a write
+	var wg sync.WaitGroup
+	for _, g := range replicas {
+		c := g.client(t, "alice-token")
+		wg.Go(func() {
+			got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+			if err != nil || got.Status.State != a2a.TaskStateWorking {
+				t.Errorf("read while its run goes on: %v, %+v", err, got)
+			}
+		})
+	}
+	wg.Wait()
+	runner.add(robby.Event{Kind: robby.EventText, Turn: 2, Delta: "1 + 2 = 3"}, robby.Event{Kind: robby.EventTurnEnd, Turn: 2})
+	runner.end(&robby.Result{Text: "1 + 2 = 3", Messages: []openai.ChatCompletionMessageParamUnion{
+		openai.AssistantMessage("1 + 2 = 3")}}, nil)
+
+	c := replicas[1].client(t, "alice-token")
+	var got *a2a.Task
+	var err error
+	waitFor(t, func() bool {
+		got, err = c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		return err == nil && got.Status.State.Terminal()
+	})
+	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "1 + 2 = 3" || len(got.History) != 3 {
+		t.Errorf("read %s, %q, %d messages; want completed, the answer, 3 (the message, the call, the result)",
+			got.Status.State, artifactText(got), len(got.History))
+	}
+	_, msgs, err := opts.Store.Load(t.Context(), "alice", got.ContextID)
+	if err != nil || len(msgs) != 2 {
+		t.Errorf("the conversation: %d messages, %v; want the message and the answer", len(msgs), err)
+	}
+}
+
+// CancelTask on a replica that does not run a durable task cancels its run.
+func TestDurableTaskCancelledOnAnotherReplica(t *testing.T) {
+	runner := newScriptedRunner()
+	opts := a2aserver.Options{Store: agenttest.NewStore(t), Durable: runner}
+	f, task := startDurable(t, opts, runner)
+	got, err := f.replica(t, opts).client(t, "alice-token").CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel on another replica: %v, %+v", err, got)
+	}
+	waitFor(t, func() bool {
+		got, err := f.client(t, "alice-token").GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		return err == nil && got.Status.State == a2a.TaskStateCanceled
+	})
+	runner.mu.Lock()
+	defer runner.mu.Unlock()
+	if runner.cancelled == 0 {
+		t.Error("the run was not cancelled")
+	}
+}

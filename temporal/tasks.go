@@ -1,0 +1,54 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/a2aserver"
+)
+
+// TaskRunner runs an A2A server's tasks as durable runs
+// ([a2aserver.Options.Durable]). Each task is a workflow whose ID is the
+// job's. It runs on workers that serve the agent. It is safe for concurrent
+// use.
+type TaskRunner struct {
+	Client    client.Client
+	TaskQueue string // DefaultTaskQueue if empty
+	// Agent names the agent the tasks run on, as the workers serve it.
+	Agent string
+}
+
+var _ a2aserver.DurableRunner = (*TaskRunner)(nil)
+
+// Start starts the task's run, or attaches to it if it runs already.
+func (tr *TaskRunner) Start(ctx context.Context, job a2aserver.DurableJob) error {
+	if tr.Client == nil {
+		return errors.New("robby/temporal: TaskRunner without a client")
+	}
+	_, err := Start(ctx, tr.Client, client.StartWorkflowOptions{ID: job.ID, TaskQueue: tr.TaskQueue},
+		Request{Agent: tr.Agent, Messages: job.Messages})
+	return err
+}
+
+// Progress returns the run's events so far ([Run.Progress]).
+func (tr *TaskRunner) Progress(ctx context.Context, id string) ([]robby.Event, error) {
+	p, err := Attach(tr.Client, id).Progress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.Events, nil
+}
+
+// Wait waits for the task's run to end, from any process. A cancelled
+// run's error wraps [context.Canceled].
+func (tr *TaskRunner) Wait(ctx context.Context, id string) (*robby.Result, error) {
+	return wait(ctx, tr.Client, id)
+}
+
+// Cancel cancels the task's run.
+func (tr *TaskRunner) Cancel(ctx context.Context, id string) error {
+	return Attach(tr.Client, id).Cancel(ctx)
+}
