@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,11 +18,15 @@ import (
 // agent's system prompt and [WithParams] messages come first and are not
 // stored.
 //
-// The run saves every message as it happens. The prompt and the results the
-// run starts with are saved before the model is asked. Each assistant message
-// is saved with its tool calls before the tools run. Each tool result is
-// saved as soon as its tool returns, and so is the answer. The error that
-// ends a run is saved as an error record the model never sees.
+// The run saves every message as it happens, in order: the prompt and the
+// results the run starts with, each assistant message with its tool calls,
+// each tool result as soon as its tool returns, and the answer. A write
+// starts once the one before it is stored, and the run goes on meanwhile,
+// except where a crash would lose work: a tool that is not [Tool.Idempotent]
+// runs only once its call is stored, and the run returns only once all it
+// wrote is. So the model reads the prompt while it is being saved. A save
+// that fails ends the run at its next save or at its end. The error that ends
+// a run is saved as an error record the model never sees.
 //
 // If the user has no conversation with that ID, it is created, titled with
 // the prompt. Each message is stored with the usage of the model calls made
@@ -97,6 +102,23 @@ type journal struct {
 	loaded   bool
 	err      error // the first failed save; later saves do nothing
 	held     *held // the conversation as stored, given: not loaded
+	// writing is closed when the write under way ends; nil when none is.
+	// The run's goroutine alone starts writes and waits for them: count and
+	// err are the write's until then.
+	writing chan struct{}
+}
+
+// wait waits for the write under way, if any, and returns the error of the
+// first save that failed.
+func (j *journal) wait() error {
+	if j == nil {
+		return nil
+	}
+	if j.writing != nil {
+		<-j.writing
+		j.writing = nil
+	}
+	return j.err
 }
 
 // load replaces a's conversation with the stored one, creating it if
@@ -235,8 +257,8 @@ func (j *journal) saveAs(ctx context.Context, ms messages, agents []string) erro
 	if j == nil || len(ms.list) == 0 {
 		return nil
 	}
-	if j.err != nil {
-		return j.err
+	if err := j.wait(); err != nil {
+		return err
 	}
 	raw, err := ms.encoded()
 	if err != nil {
@@ -249,34 +271,36 @@ func (j *journal) saveAs(ctx context.Context, ms messages, agents []string) erro
 			stored[i].Agent = agents[i]
 		}
 	}
-	// A run stopped midway still keeps what it did.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	if err := j.append(ctx, stored); err != nil {
-		j.err = fmt.Errorf("saving to conversation %q: %w", j.id, err)
-		return j.err
-	}
+	j.start(ctx, stored)
 	return nil
 }
 
-// append stores msgs, the last with the usage of the calls made since the
-// last save. The usage goes with the message the calls wrote, in the same
-// write. So the stored usage counts exactly the calls of the stored messages.
-func (j *journal) append(ctx context.Context, msgs []Message) error {
+// start starts storing msgs, the last with the usage of the calls made since
+// the last save. The usage goes with the message the calls wrote, in the
+// same write. So the stored usage counts exactly the calls of the stored
+// messages. The write is made even when the run's context has ended: a run
+// stopped midway still keeps what it did.
+func (j *journal) start(ctx context.Context, msgs []Message) {
 	a := j.agent
 	a.mu.Lock()
 	u := a.unsaved
 	a.unsaved = Usage{}
 	a.mu.Unlock()
 	msgs[len(msgs)-1].Usage = u
-	if err := j.store.Append(ctx, j.user, j.id, j.count, msgs...); err != nil {
-		a.mu.Lock()
-		a.unsaved.add(u)
-		a.mu.Unlock()
-		return err
-	}
-	j.count += int64(len(msgs))
-	return nil
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	j.writing = make(chan struct{})
+	go func() {
+		defer close(j.writing)
+		defer cancel()
+		if err := j.store.Append(ctx, j.user, j.id, j.count, msgs...); err != nil {
+			a.mu.Lock()
+			a.unsaved.add(u)
+			a.mu.Unlock()
+			j.err = fmt.Errorf("saving to conversation %q: %w", j.id, err)
+			return
+		}
+		j.count += int64(len(msgs))
+	}()
 }
 
 // saveOne appends one message.
@@ -297,21 +321,33 @@ func (j *journal) saveResult(ctx context.Context, r ToolResult) {
 	}
 }
 
-// fail keeps the error that ended a run in the stored history. It does so
-// even when the run's context has ended.
-func (j *journal) fail(ctx context.Context, runErr error) {
-	if j == nil || !j.loaded || runErr == nil || j.err != nil {
-		return
+// end waits for the run's writes, and keeps the error that ended the run in
+// the stored history. It does so even when the run's context has ended. It
+// returns the run's error, or else that of a save that failed.
+func (j *journal) end(ctx context.Context, runErr error) error {
+	if j == nil {
+		return runErr
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	j.append(ctx, []Message{{Error: runErr.Error(), Agent: j.agent.core.name}})
+	if err := j.wait(); err != nil || runErr == nil || !j.loaded {
+		return cmp.Or(runErr, err)
+	}
+	j.start(ctx, []Message{{Error: runErr.Error(), Agent: j.agent.core.name}})
+	j.wait()
+	return runErr
 }
 
-// failed returns the error of the first save that failed.
+// failed returns the error of the first save that failed, of those that
+// ended.
 func (j *journal) failed() error {
 	if j == nil {
 		return nil
+	}
+	if j.writing != nil {
+		select {
+		case <-j.writing:
+		default:
+			return nil // under way
+		}
 	}
 	return j.err
 }

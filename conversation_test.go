@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -214,4 +215,66 @@ func TestWithStoredConversation(t *testing.T) {
 	assert.Error(t, err, "messages that are not the conversation's count")
 	_, err = a.Clone().Run(ctx, "x", robby.WithStoredConversation(nil, c, msgs))
 	assert.Error(t, err)
+}
+
+// gatedStore is a store whose each Append waits for a token.
+type gatedStore struct {
+	robby.Store
+	tokens chan struct{}
+}
+
+func (s *gatedStore) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
+	select {
+	case <-s.tokens:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.Append(ctx, user, id, after, msgs...)
+}
+
+// TestSavesOverlapTheRun holds each save until the test lets it through: the
+// model reads the prompt while it is being saved, and the result of an
+// idempotent tool while that is, and the run returns once all is stored.
+func TestSavesOverlapTheRun(t *testing.T) {
+	ctx := context.Background()
+	store := &gatedStore{Store: openStore(t), tokens: make(chan struct{})}
+	srv := robbytest.NewServer()
+	defer srv.Close()
+	look := robby.NewTool("look", "Look", func(context.Context, struct{}) (string, error) { return "seen", nil }).Idempotent()
+	a, err := robby.New(robby.WithBaseURL(srv.URL), robby.WithModel("m"), robby.WithTools(look))
+	require.NoError(t, err)
+	defer a.Close()
+	srv.Reply(robbytest.ToolCalls(robbytest.Call("look", `{}`)), robbytest.Text("done"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Run(ctx, "Look.", robby.WithConversation(store, "alice", "c1"))
+		done <- err
+	}()
+	defer func() {
+		close(store.tokens) // every save goes through
+		require.NoError(t, <-done)
+		assert.Equal(t, []string{"user: Look.", "assistant calls look", "tool: seen", "assistant: done"}, stored(t, store, "alice", "c1"))
+	}()
+	waitUntil(t, func() bool { return len(srv.Requests()) == 1 })
+	assert.Empty(t, stored(t, store, "alice", "c1"), "the model is asked while the prompt is being saved")
+	store.tokens <- struct{}{} // the prompt
+	store.tokens <- struct{}{} // the call
+	waitUntil(t, func() bool { return len(srv.Requests()) == 2 })
+	assert.Equal(t, []string{"user: Look.", "assistant calls look"}, stored(t, store, "alice", "c1"),
+		"the model reads the result while it is being saved")
+	select {
+	case err := <-done:
+		t.Fatalf("the run returned with a save under way: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// waitUntil waits up to 10 s for cond.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
 }

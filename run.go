@@ -1,6 +1,7 @@
 package robby
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,10 +98,12 @@ func (a *Agent) run(ctx context.Context, prompt messages, opts []RunOption, emit
 	}
 	defer release()
 	if a.core.team != nil {
-		return a.runTeam(ctx, prompt, &rc, emit)
+		res, err := a.runTeam(ctx, prompt, &rc, emit)
+		return res, cmp.Or(err, rc.journal.wait())
 	}
 	ctx, op := a.core.tel.startRun(ctx, a.model(&rc), rc.tool)
 	res, err := a.runHeld(a.core.metered(ctx, rc.spent()), prompt, &rc, emit)
+	err = cmp.Or(err, rc.journal.wait()) // a write that runHeld started before its end
 	op.end(ctx, res, err)
 	res.Agent = a.core.name
 	return res, err
@@ -127,7 +130,7 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 		return res, err
 	}
 	defer stop()
-	defer func() { rc.journal.fail(ctx, err) }()
+	defer func() { err = rc.journal.end(ctx, err) }()
 	if t.pending, err = a.opening(ctx, prompt, rc); err != nil {
 		return res, err
 	}
@@ -158,6 +161,11 @@ func (a *Agent) runHeld(ctx context.Context, prompt messages, rc *runConfig, emi
 			}
 			emitEvent(t.emit, Event{Kind: EventTurnEnd, Turn: t.n, Usage: &r.usage})
 			return res, nil
+		}
+		if !t.final && !t.tools.rerunnable(calls) {
+			if err := t.journal.wait(); err != nil {
+				return res, err
+			}
 		}
 		results, spent := a.runTools(ctx, &t, calls)
 		res.Usage.add(spent)

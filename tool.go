@@ -249,7 +249,8 @@ func (t *Tool) definition() (json.RawMessage, error) {
 
 // Idempotent returns a copy of t marked as safe to run again with the same
 // arguments. A call of it that a crash interrupted is run again when the run
-// resumes ([WithConversation]). It is not reported interrupted.
+// resumes ([WithConversation]). It is not reported interrupted. It may run
+// before its call is stored.
 func (t Tool) Idempotent() Tool {
 	t.idempotent = true
 	return t

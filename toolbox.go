@@ -153,3 +153,18 @@ func (ts *toolset) destructive(name string) bool {
 	t := ts.byName[name]
 	return t != nil && t.destructive
 }
+
+// rerunnable reports whether every call names a tool that is
+// [Tool.Idempotent]: one that may run before its call is stored, as a crash
+// would have it run again.
+func (ts *toolset) rerunnable(calls []ToolCall) bool {
+	if ts == nil {
+		return false
+	}
+	for _, c := range calls {
+		if t := ts.byName[c.Name]; t == nil || !t.idempotent {
+			return false
+		}
+	}
+	return true
+}
