@@ -8,7 +8,8 @@
 // chat-completions server on 127.0.0.1 that streams every answer in -chunks
 // events over -latency. robby keeps the responses in -store: a SQLite file or
 // a PostgreSQL database. The floor is the same conversations sent to the
-// model through a plain httputil.ReverseProxy, the client running the tool.
+// model through a plain httputil.ReverseProxy, the client calling the tool on
+// the same MCP server with the go-sdk, as robby does.
 //
 // For each, load prints the requests per second, p50 and p99 of the time
 // robby adds to a request (its latency less the model's time on it), the

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A config is one load run's settings; see the flags of main.
@@ -253,6 +255,11 @@ func (e *environment) floor(ctx context.Context) (*result, error) {
 	defer srv.Close()
 	d, client := e.driver(apiFloor, srv.URL+"/v1", "floor")
 	defer client.CloseIdleConnections()
+	mc := mcp.NewClient(&mcp.Implementation{Name: "floor", Version: "v1"}, nil)
+	if d.tools, err = mc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.tools.URL, HTTPClient: client}, nil); err != nil {
+		return nil, fmt.Errorf("connecting to the lookup server: %w", err)
+	}
+	defer d.tools.Close()
 	r := &result{Name: "floor: httputil.ReverseProxy", Users: e.cfg.Users, Stored: -1}
 	turns, wall := d.drive(ctx, e.cfg.Users, e.cfg.Ramp)
 	r.tally(turns, wall)

@@ -48,7 +48,8 @@ func (l *local) Close() error {
 // the model expects for a turn's key.
 func lookupServer() http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "load", Version: "v1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "lookup", Description: "Look a key up"},
+	// Read-only, as a lookup is: robby may run it before its call is stored.
+	mcp.AddTool(s, &mcp.Tool{Name: "lookup", Description: "Look a key up", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in struct {
 			Key string `json:"key" jsonschema:"the key to look up"`
 		}) (*mcp.CallToolResult, any, error) {

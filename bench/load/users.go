@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -42,7 +44,8 @@ type driver struct {
 	words  int
 	model  *model
 	client *http.Client
-	prefix string // of this run's users' names
+	prefix string             // of this run's users' names
+	tools  *mcp.ClientSession // the floor's, to the lookup server
 }
 
 // run runs user u's conversation, turn after turn, and returns its turns.
@@ -113,7 +116,8 @@ func (d *driver) respond(ctx context.Context, client openai.Client, prompt, prev
 
 // chat streams chat completions on history until one answers with text, and
 // adds the answer to history. Through robby that is one request. The floor
-// gets the lookup call, and runs it here before it asks again.
+// gets the lookup call, and calls the tool on its MCP server before it asks
+// again.
 func (d *driver) chat(ctx context.Context, client openai.Client, history *[]openai.ChatCompletionMessageParamUnion, key string) (string, error) {
 	for range 2 {
 		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "load", Messages: *history})
@@ -138,10 +142,29 @@ func (d *driver) chat(ctx context.Context, client openai.Client, history *[]open
 			return "", fmt.Errorf("robby sent the tool call %s", msg.ToolCalls[0].Function.Name)
 		}
 		for _, c := range msg.ToolCalls {
-			*history = append(*history, openai.ToolMessage(lookupResult(key), c.ID))
+			out, err := d.lookup(ctx, c.Function.Arguments)
+			if err != nil {
+				return "", fmt.Errorf("%s: %w", key, err)
+			}
+			*history = append(*history, openai.ToolMessage(out, c.ID))
 		}
 	}
 	return "", errors.New("the model called the tool twice")
+}
+
+// lookup calls the lookup tool with the model's arguments, on the MCP server
+// robby calls it on, as a program would by hand with the go-sdk.
+func (d *driver) lookup(ctx context.Context, arguments string) (string, error) {
+	res, err := d.tools.CallTool(ctx, &mcp.CallToolParams{Name: "lookup", Arguments: json.RawMessage(arguments)})
+	if err != nil {
+		return "", err
+	}
+	if len(res.Content) == 1 && !res.IsError {
+		if text, ok := res.Content[0].(*mcp.TextContent); ok {
+			return text.Text, nil
+		}
+	}
+	return "", fmt.Errorf("lookup: an unexpected result %+v", res)
 }
 
 // drive runs users concurrently, each started ramp/users after the one
