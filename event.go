@@ -70,6 +70,10 @@ type Event struct {
 	// Destructive, for EventToolCall: the tool called is
 	// [Tool.Destructive], which a UI shows with the call.
 	Destructive bool
+	// Agent names, in a run of a team's root ([WithTeam]), the agent whose
+	// step the event is: the one that holds the conversation as it happens.
+	// It is empty for an agent without a team, and on EventDone.
+	Agent string
 }
 
 // Innermost returns the event e carries: e itself unless it is of kind

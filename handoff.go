@@ -239,7 +239,10 @@ func (a *Agent) runTeam(ctx context.Context, prompt messages, rc *runConfig, emi
 	if err := rc.journal.open(ctx, a, prompt); err != nil {
 		return res, err
 	}
-	tr := &teamRun{root: a, rc: *rc, emit: emit, spent: &meter{parent: meterOf(ctx), used: rc.spent()}, res: res}
+	tr := &teamRun{root: a, rc: *rc, spent: &meter{parent: meterOf(ctx), used: rc.spent()}, res: res}
+	if emit != nil {
+		tr.emit = func(e Event) bool { e.Agent = res.Agent; return emit(e) }
+	}
 	ctx = context.WithValue(ctx, meterKey{}, tr.spent)
 	for c := a.activeCore(); ; {
 		tr.rc.before, res.Agent = res.Turns, c.name
@@ -360,25 +363,6 @@ func (tr *teamRun) handOff(ctx context.Context, from *core, pending []ToolCall) 
 }
 
 func isTransfer(c ToolCall) bool { return strings.HasPrefix(c.Name, transferPrefix) }
-
-// activeCore returns the agent that holds the conversation: the one that
-// wrote its last message, or the root if that one returns to it and
-// answered, or if none wrote one or it left the team.
-func (a *Agent) activeCore() *core {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for i := len(a.tags) - 1; i >= 0; i-- {
-		if a.tags[i] == "" {
-			continue
-		}
-		c := a.core.team.agents[a.tags[i]]
-		if m := a.conv.list[i].OfAssistant; c == nil || c.returnToRoot && m != nil && len(m.ToolCalls) == 0 { // it answered
-			return a.core
-		}
-		return c
-	}
-	return a.core
-}
 
 // view returns an agent of c over c's view of the conversation, and the
 // view's length. The view is c's leading messages (its system prompt), then

@@ -240,3 +240,22 @@ func rawAt(ms messages, i int) json.RawMessage {
 	}
 	return nil
 }
+
+// activeCore returns the agent that holds the conversation: the one that
+// wrote its last message, or the root if that one returns to it and
+// answered, or if none wrote one or it left the team.
+func (a *Agent) activeCore() *core {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := len(a.tags) - 1; i >= 0; i-- {
+		if a.tags[i] == "" {
+			continue
+		}
+		c := a.core.team.agents[a.tags[i]]
+		if m := a.conv.list[i].OfAssistant; c == nil || c.returnToRoot && m != nil && len(m.ToolCalls) == 0 { // it answered
+			return a.core
+		}
+		return c
+	}
+	return a.core
+}

@@ -66,7 +66,8 @@
 //
 // A team's root ([robby.WithTeam]) answers as any agent. Each output item has
 // one field OpenAI's have not: "agent", the name of the team's agent that
-// wrote it ([robby.Result.Agents]), in the response as POST and GET return it
+// wrote it ([robby.Result.Agents]), in the response as POST and GET return it,
+// in the stream's output_item.added and output_item.done ([robby.Event.Agent])
 // and in response.completed.
 //
 // A response is streamed or not, or runs in the background. A stream sends

@@ -28,6 +28,7 @@ type responsesReply struct {
 	started bool             // the stream's headers were written
 	text    *strings.Builder // the open message's text, nil when none is open
 	items   int              // the output items streamed
+	agent   string           // a team's: the agent of the events streaming
 	res     *robby.Result    // the run's, once it ended
 }
 
@@ -147,6 +148,9 @@ func callItem(id string, i int, c wireToolCall, status string) wireOutputItem {
 // by fail in the stream, whenever it fails, as OpenAI does.
 func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 	for ev, err := range events {
+		if ev.Agent != "" {
+			rr.agent = ev.Agent
+		}
 		switch ev.Kind {
 		case robby.EventText:
 			rr.delta(ev.Delta)
@@ -183,6 +187,7 @@ func (rr *responsesReply) delta(d string) {
 	if rr.text == nil {
 		rr.text = new(strings.Builder)
 		item := messageItem(rr.resp.ID, i, "", "in_progress")
+		item.Agent = rr.agent
 		rr.event(wireEvent{Type: "response.output_item.added", OutputIndex: &i, Item: &item})
 		part := outputText("")
 		rr.event(wireEvent{Type: "response.content_part.added", OutputIndex: &i, ItemID: id, ContentIndex: new(int), Part: &part})
@@ -204,6 +209,7 @@ func (rr *responsesReply) closeText() {
 	part := outputText(text)
 	rr.event(wireEvent{Type: "response.content_part.done", OutputIndex: &i, ItemID: id, ContentIndex: new(int), Part: &part})
 	item := messageItem(rr.resp.ID, i, text, "completed")
+	item.Agent = rr.agent
 	rr.event(wireEvent{Type: "response.output_item.done", OutputIndex: &i, Item: &item})
 	rr.text, rr.items = nil, rr.items+1
 }

@@ -89,6 +89,11 @@ func TestTeamWorkerKilled(t *testing.T) {
 	if p.Agent != "billing" || i < 0 || *p.Events[i].Transfer != want[0] {
 		t.Errorf("progress: agent %q, events %+v", p.Agent, p.Events)
 	}
+	for _, e := range p.Events[i+1:] { // billing's tool call, its result, its answer
+		if e.Kind != robby.EventTurnEnd && e.Agent != "billing" {
+			t.Errorf("after the handoff, a %s event of agent %q", e.Kind, e.Agent)
+		}
+	}
 
 	next, err := temporal.Start(ctx, c, client.StartWorkflowOptions{ID: queue + "-next", TaskQueue: queue},
 		temporal.Request{Agent: "calc", Messages: res.Messages, Agents: res.Agents, Prompt: "And order 8?"})

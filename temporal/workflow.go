@@ -148,7 +148,8 @@ func (r *loop) absorb(out *turnOutput) {
 	for i := range t.Handoffs {
 		r.res.Handoffs = append(r.res.Handoffs, t.Handoffs[i])
 		turn := r.res.Turns + t.Turns - len(t.Handoffs) + i // each handoff ends a turn of the agent before
-		r.events = append(r.events, robby.Event{Kind: robby.EventHandoff, Turn: turn, Transfer: &t.Handoffs[i]})
+		r.events = append(r.events, robby.Event{Kind: robby.EventHandoff, Turn: turn, Transfer: &t.Handoffs[i],
+			Agent: t.Handoffs[i].From})
 	}
 	r.res.Text, r.res.Reasoning = t.Text, t.Reasoning
 	r.res.Messages = append(r.res.Messages, t.Messages...)
@@ -161,7 +162,7 @@ func (r *loop) absorb(out *turnOutput) {
 	r.spent.Cost += t.Usage.Cost
 	r.results = nil
 	if t.Text != "" {
-		r.events = append(r.events, robby.Event{Kind: robby.EventText, Turn: r.res.Turns, Delta: t.Text})
+		r.events = append(r.events, robby.Event{Kind: robby.EventText, Turn: r.res.Turns, Delta: t.Text, Agent: t.Agent})
 	}
 }
 
@@ -232,7 +233,7 @@ func (r *loop) runTools(ctx workflow.Context, calls []robby.ToolCall, out *turnO
 	var run []int
 	for i, c := range calls {
 		r.events = append(r.events, robby.Event{Kind: robby.EventToolCall, Turn: turn, ToolCall: &calls[i],
-			Destructive: out.Destructive[c.Name]})
+			Destructive: out.Destructive[c.Name], Agent: out.Result.Agent})
 		if n := out.Limits.MaxToolCallsPerTurn; n > 0 && i >= n {
 			results[i] = failed(c, robby.ErrToolLimit)
 			continue
@@ -266,7 +267,8 @@ func (r *loop) runTools(ctx workflow.Context, calls []robby.ToolCall, out *turnO
 		}
 	}
 	for i := range results {
-		r.events = append(r.events, robby.Event{Kind: robby.EventToolResult, Turn: turn, ToolCall: &calls[i], ToolResult: &results[i]})
+		r.events = append(r.events, robby.Event{Kind: robby.EventToolResult, Turn: turn, ToolCall: &calls[i], ToolResult: &results[i],
+			Agent: out.Result.Agent})
 	}
 	return results, nil
 }
