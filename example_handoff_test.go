@@ -57,3 +57,46 @@ func ExampleWithTeam() {
 	// billing: Order 7 is refunded.
 	// billing: The invoice is on its way.
 }
+
+// A team's conversation kept elsewhere (a durable run's history, a program's
+// own store) goes on with the agent that holds it: the messages come back
+// with the agents Result.Agents named.
+func ExampleAgent_AddTeamMessages() {
+	model := scripted(
+		robbytest.ToolCalls(robbytest.Call("transfer_to_billing", `{"reason":"a refund"}`)),
+		robbytest.Text("Refunded."),
+		robbytest.Text("The invoice is on its way."),
+	)
+	defer model.Close()
+	newTeam := func() *robby.Agent {
+		billing, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("test"), robby.WithName("billing"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		triage, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("test"), robby.WithName("triage"),
+			robby.WithHandoffs(robby.Handoff{To: "billing"}), robby.WithTeam(billing))
+		if err != nil {
+			log.Fatal(err)
+		}
+		return triage
+	}
+	ctx := context.Background()
+	first := newTeam()
+	defer first.Close()
+	res, err := first.Run(ctx, "A refund, please.")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Another process restores the conversation, each message with its agent.
+	later := newTeam()
+	defer later.Close()
+	later.AddTeamMessages(res.Agents, res.Messages...)
+	res, err = later.Run(ctx, "And the invoice?")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s: %s\n", res.Agent, res.Text)
+	// Output:
+	// billing: The invoice is on its way.
+}
