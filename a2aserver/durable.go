@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -24,9 +25,12 @@ type DurableRunner interface {
 	// Start starts job's run. Starting a job whose ID runs already
 	// attaches to that run.
 	Start(ctx context.Context, job DurableJob) error
-	// Progress returns the run's events so far, in order: each turn's
-	// text (one EventText), each tool call and result, each turn's end.
-	Progress(ctx context.Context, id string) ([]robby.Event, error)
+	// Progress returns what the run did so far, and the calls that wait
+	// for an approval.
+	Progress(ctx context.Context, id string) (DurableProgress, error)
+	// Approve answers a call that waits for an approval. A refused call
+	// is not run: the model reads the reason.
+	Approve(ctx context.Context, id, callID string, approved bool, reason string) error
 	// Wait waits for the run to end and returns its result: the messages
 	// it added. A run cancelled (from any process) returns an error
 	// wrapping [context.Canceled].
@@ -43,6 +47,18 @@ type DurableJob struct {
 	// Messages are the conversation, the message to the agent last, after
 	// the agent's own system prompt.
 	Messages []openai.ChatCompletionMessageParamUnion
+	// Approve names the agent's tools whose calls wait for an approval
+	// ([Options.Approve]); "*" names them all.
+	Approve []string
+}
+
+// DurableProgress is what a durable run did so far.
+type DurableProgress struct {
+	// Events are the run's events, in order: each turn's text (one
+	// EventText), each tool call and result, each turn's end.
+	Events []robby.Event
+	// AwaitingApproval are the calls that wait for Approve.
+	AwaitingApproval []robby.ToolCall
 }
 
 // The keys of the task's metadata that name its durable run, and count its
@@ -51,6 +67,7 @@ type DurableJob struct {
 const (
 	durableRunKey   = "robby.durableRun"
 	durableAfterKey = "robby.durableAfter"
+	durableToldKey  = "robby.durableTold" // the run's events told when the task asked
 )
 
 // pollEvery is how often a durable run's progress is read, to tell it.
@@ -85,34 +102,34 @@ func durableOf(task *a2a.Task) (d durableRun, started bool) {
 	return d, started && d.Run != ""
 }
 
-// runDurable starts the task's run on the DurableRunner and tells its
-// progress until it ends. Closing the handler leaves the run going: a
+// runDurable starts the task's run on the DurableRunner, or answers the
+// approvals it waits for, and tells its progress until it ends or waits
+// for the client again. Closing the handler leaves the run going: a
 // replica reading the task then takes it over (adopt).
-func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, prompt string, yield func(a2a.Event, error) bool) {
+func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, in input, yield func(a2a.Event, error) bool) {
 	user := ec.User.Name
-	msgs, after, err := x.durableInput(ctx, user, ec.ContextID, prompt)
-	if err != nil {
-		yield(failed(ec, x.failure(ctx, ec, err)), nil)
-		return
-	}
-	d := durableRun{Run: "a2a-" + string(ec.TaskID), After: after}
-	working := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil)
-	working.Metadata = map[string]any{durableAfterKey: d.After}
-	if !yield(working, nil) {
-		return
-	}
-	if err := x.durable.Start(ctx, DurableJob{ID: d.Run, Messages: msgs}); err != nil {
-		yield(failed(ec, x.failure(ctx, ec, err)), nil)
-		return
-	}
 	s := &taskStream{ec: ec, yield: yield, keyed: true}
-	res, err := x.follow(ctx, d, func(events []robby.Event) bool {
-		for ; s.seq < len(events); s.seq++ {
-			if !s.event(events[s.seq]) {
+	var d durableRun
+	var ok bool
+	var answered []wireCall
+	if in.ask != nil {
+		s.seq, answered = told(ec.StoredTask), in.ask.Approve
+		d, ok = x.answerDurable(ctx, ec, in, yield)
+	} else {
+		d, ok = x.startDurable(ctx, ec, in.prompt, yield)
+	}
+	if !ok {
+		return
+	}
+	var waits []robby.ToolCall
+	res, err := x.follow(ctx, d, func(p DurableProgress) bool {
+		for ; s.seq < len(p.Events); s.seq++ {
+			if !s.event(p.Events[s.seq]) {
 				return false
 			}
 		}
-		return true
+		waits = unanswered(p.AwaitingApproval, answered)
+		return len(waits) == 0
 	})
 	switch {
 	case ctx.Err() != nil && x.base.Err() == nil:
@@ -131,10 +148,45 @@ func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, p
 		// for another replica to take over.
 		yield(nil, errLeft)
 		return
+	case errors.Is(err, errStopped) && len(waits) > 0:
+		yield(asking(ec, waits, s.seq), nil)
+		return
 	case errors.Is(err, errStopped):
 		return // its client gone
 	}
 	yield(x.ended(ctx, ec, d, user, res, err), nil)
+}
+
+// answerDurable sends the client's answer to the approvals the task's run
+// waits for. ok is false if it could not: the task failed then.
+func (x *executor) answerDurable(ctx context.Context, ec *a2asrv.ExecutorContext, in input, yield func(a2a.Event, error) bool) (d durableRun, ok bool) {
+	d, _ = durableOf(ec.StoredTask)
+	if err := x.sendApprovals(ctx, d.Run, in.ask.Approve, in.refused); err != nil {
+		yield(failed(ec, x.failure(ctx, ec, err)), nil)
+		return d, false
+	}
+	return d, yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil), nil)
+}
+
+// startDurable adds the prompt to the task's conversation and starts its
+// run. ok is false if it did not start: the task failed then.
+func (x *executor) startDurable(ctx context.Context, ec *a2asrv.ExecutorContext, prompt string, yield func(a2a.Event, error) bool) (d durableRun, ok bool) {
+	msgs, after, err := x.durableInput(ctx, ec.User.Name, ec.ContextID, prompt)
+	if err != nil {
+		yield(failed(ec, x.failure(ctx, ec, err)), nil)
+		return d, false
+	}
+	d = durableRun{Run: "a2a-" + string(ec.TaskID), After: after}
+	working := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, nil)
+	working.Metadata = map[string]any{durableAfterKey: d.After}
+	if !yield(working, nil) {
+		return d, false
+	}
+	if err := x.durable.Start(ctx, DurableJob{ID: d.Run, Messages: msgs, Approve: x.approve}); err != nil {
+		yield(failed(ec, x.failure(ctx, ec, err)), nil)
+		return d, false
+	}
+	return d, true
 }
 
 // errLeft ends the execution of a durable task whose handler closed: its
@@ -147,7 +199,7 @@ var errStopped = errors.New("a2aserver: no one listens to the run anymore")
 
 // follow tells the run's progress to tell until it ends, and returns its
 // result. It returns early if tell returns false or ctx ends.
-func (x *executor) follow(ctx context.Context, d durableRun, tell func([]robby.Event) bool) (*robby.Result, error) {
+func (x *executor) follow(ctx context.Context, d durableRun, tell func(DurableProgress) bool) (*robby.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type ending struct {
@@ -166,12 +218,12 @@ func (x *executor) follow(ctx context.Context, d durableRun, tell func([]robby.E
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case e := <-done:
-			if events, err := x.durable.Progress(ctx, d.Run); err == nil {
-				tell(events)
+			if p, err := x.durable.Progress(ctx, d.Run); err == nil {
+				tell(p)
 			}
 			return e.res, e.err
 		case <-t.C:
-			if events, err := x.durable.Progress(ctx, d.Run); err == nil && !tell(events) {
+			if p, err := x.durable.Progress(ctx, d.Run); err == nil && !tell(p) {
 				return nil, errStopped
 			}
 		}
@@ -289,17 +341,22 @@ func (x *executor) adopt(user string, task *a2a.Task) bool {
 		w := &taskWriter{ts: x.tasks, user: user, id: string(task.ID), every: x.heartbeat}
 		w.touch(ctx) // at once, so that other replicas leave it to this one
 		var events []robby.Event
-		res, err := x.follow(ctx, d, func(e []robby.Event) bool {
-			events = e
+		var waits []robby.ToolCall
+		res, err := x.follow(ctx, d, func(p DurableProgress) bool {
+			events, waits = p.Events, p.AwaitingApproval
 			if werr := w.write(ctx, ec, events, nil); werr != nil && ctx.Err() == nil {
 				x.log.WarnContext(ctx, "robby: a durable A2A task's progress not stored", slog.String("task", string(task.ID)), slog.Any("error", werr))
 			}
-			return true
+			return len(waits) == 0
 		})
 		if ctx.Err() != nil {
 			return // closed: left to another replica
 		}
-		if werr := w.write(ctx, ec, events, x.ended(ctx, ec, d, user, res, err)); werr != nil {
+		end := asking(ec, waits, len(events))
+		if len(waits) == 0 {
+			end = x.ended(ctx, ec, d, user, res, err)
+		}
+		if werr := w.write(ctx, ec, events, end); werr != nil {
 			x.log.WarnContext(ctx, "robby: a durable A2A task's end not stored", slog.String("task", string(task.ID)), slog.Any("error", werr))
 		}
 	}()
@@ -394,6 +451,12 @@ func apply(task *a2a.Task, e a2a.Event) {
 			task.History = append(task.History, task.Status.Message)
 		}
 		task.Status = e.Status
+		if e.Metadata != nil {
+			if task.Metadata == nil {
+				task.Metadata = map[string]any{}
+			}
+			maps.Copy(task.Metadata, e.Metadata)
+		}
 	case *a2a.TaskArtifactUpdateEvent:
 		for i, a := range task.Artifacts {
 			if a.ID == e.Artifact.ID {

@@ -3,6 +3,8 @@ package a2aserver_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +27,8 @@ type scriptedRunner struct {
 	err       error
 	done      chan struct{} // closed by end
 	cancelled int
+	waiting   []robby.ToolCall // the calls awaiting an approval
+	approvals []string         // the answers, "ID approved reason"
 }
 
 func newScriptedRunner() *scriptedRunner { return &scriptedRunner{done: make(chan struct{})} }
@@ -36,13 +40,34 @@ func (r *scriptedRunner) Start(_ context.Context, job a2aserver.DurableJob) erro
 	return nil
 }
 
-func (r *scriptedRunner) Progress(_ context.Context, id string) ([]robby.Event, error) {
+func (r *scriptedRunner) Progress(_ context.Context, id string) (a2aserver.DurableProgress, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.job == nil || r.job.ID != id {
-		return nil, fmt.Errorf("no run %s", id)
+		return a2aserver.DurableProgress{}, fmt.Errorf("no run %s", id)
 	}
-	return append([]robby.Event(nil), r.events...), nil
+	return a2aserver.DurableProgress{Events: slices.Clone(r.events), AwaitingApproval: slices.Clone(r.waiting)}, nil
+}
+
+func (r *scriptedRunner) Approve(_ context.Context, id, callID string, approved bool, reason string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.job == nil || r.job.ID != id {
+		return fmt.Errorf("no run %s", id)
+	}
+	r.approvals = append(r.approvals, fmt.Sprintf("%s %v %s", callID, approved, reason))
+	r.waiting = slices.DeleteFunc(r.waiting, func(c robby.ToolCall) bool { return c.ID == callID })
+	return nil
+}
+
+// await adds tool calls that wait for an approval.
+func (r *scriptedRunner) await(calls ...robby.ToolCall) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range calls {
+		r.events = append(r.events, robby.Event{Kind: robby.EventToolCall, Turn: 1, ToolCall: &calls[i]})
+	}
+	r.waiting = append(r.waiting, calls...)
 }
 
 func (r *scriptedRunner) Wait(ctx context.Context, _ string) (*robby.Result, error) {
@@ -171,5 +196,62 @@ func TestDurableTaskCancelledOnAnotherReplica(t *testing.T) {
 	defer runner.mu.Unlock()
 	if runner.cancelled == 0 {
 		t.Error("the run was not cancelled")
+	}
+}
+
+// A durable run's calls that wait for approvals put its task in
+// INPUT_REQUIRED, asking for them; the client's answer (an approvals data
+// part: one approved, one refused) goes to the run, one approval per call,
+// and the task follows the run on to COMPLETED, each step told once.
+func TestDurableTaskAsksForApprovals(t *testing.T) {
+	runner := newScriptedRunner()
+	opts := a2aserver.Options{Store: agenttest.NewStore(t), Durable: runner, Approve: []string{"add"}}
+	f, task := startDurable(t, opts, runner)
+	if got := runner.job.Approve; !slices.Equal(got, []string{"add"}) {
+		t.Errorf("the run's job approves %v; want [add]", got)
+	}
+	add := robby.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,"b":2}`}
+	add2 := robby.ToolCall{ID: "c2", Name: "add", Arguments: `{"a":2,"b":2}`}
+	runner.await(add, add2)
+	alice := f.client(t, "alice-token")
+	waitFor(t, func() bool {
+		got, err := alice.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		if err == nil && got.Status.State == a2a.TaskStateInputRequired {
+			task = got
+			return true
+		}
+		return false
+	})
+	ask := asked(t, task)["approve"].([]any)
+	if len(ask) != 2 || ask[0].(map[string]any)["id"] != "c1" || ask[1].(map[string]any)["id"] != "c2" {
+		t.Fatalf("asked to approve %v; want c1 and c2", ask)
+	}
+
+	req := &a2a.SendMessageRequest{Config: &a2a.SendMessageConfig{ReturnImmediately: true},
+		Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(map[string]any{"approvals": []any{
+			map[string]any{"id": "c1", "approved": true},
+			map[string]any{"id": "c2", "approved": false, "reason": "too much"}}}))}
+	send(t, alice, req)
+	waitFor(t, func() bool {
+		runner.mu.Lock()
+		defer runner.mu.Unlock()
+		return len(runner.approvals) == 2
+	})
+	if got := strings.Join(runner.approvals, "|"); got != "c1 true |c2 false too much" {
+		t.Errorf("the run's approvals: %q", got)
+	}
+	runner.add(robby.Event{Kind: robby.EventToolResult, Turn: 1, ToolCall: &add, ToolResult: &robby.ToolResult{Call: add, Output: "3"}},
+		robby.Event{Kind: robby.EventText, Turn: 2, Delta: "1 + 2 = 3"}, robby.Event{Kind: robby.EventTurnEnd, Turn: 2})
+	runner.end(&robby.Result{Text: "1 + 2 = 3", Messages: []openai.ChatCompletionMessageParamUnion{
+		openai.AssistantMessage("1 + 2 = 3")}}, nil)
+	var got *a2a.Task
+	waitFor(t, func() bool {
+		var err error
+		got, err = alice.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		return err == nil && got.Status.State.Terminal()
+	})
+	// The history: the message, the two calls, the ask, the answer, the result.
+	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "1 + 2 = 3" || len(got.History) != 6 {
+		t.Errorf("read %s, %q, %d messages; want completed, the answer, 6", got.Status.State, artifactText(got), len(got.History))
 	}
 }

@@ -64,7 +64,7 @@ func (x *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 			go x.tend(ctx, cancel, ec)
 		}
 		if x.durable != nil {
-			x.runDurable(ctx, ec, in.prompt, yield)
+			x.runDurable(ctx, ec, in, yield)
 			return
 		}
 		s := &taskStream{ec: ec, yield: yield}

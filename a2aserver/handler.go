@@ -83,8 +83,10 @@ type Options struct {
 	// task's status and artifacts follow its run's progress. Cancel stops
 	// the run from any replica. A task whose replica stopped mid-run is
 	// taken over by the replica that next reads it, with [Options.Store]
-	// a [robby.TaskStore]: it completes there. Approve and CallerTools do
-	// not apply to durable runs yet.
+	// a [robby.TaskStore]: it completes there. With Approve, a run's calls
+	// that wait for an approval put the task in INPUT_REQUIRED, asking; the
+	// client's answer goes to the run. CallerTools do not apply to durable
+	// runs yet.
 	Durable DurableRunner
 	// CORSOrigins are the web origins (or "*") whose pages may call the handler
 	// from a browser. A request from another origin is answered 403.

@@ -302,3 +302,42 @@ func waiting(msgs []json.RawMessage) []robby.ToolCall {
 	}
 	return nil
 }
+
+// asking is the status of a durable task whose run waits for approvals:
+// it notes the events told, which the answer's execution goes on from.
+func asking(ec *a2asrv.ExecutorContext, waits []robby.ToolCall, told int) *a2a.TaskStatusUpdateEvent {
+	e := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, askMessage(ec, &ask{Approve: wireCalls(waits)}, ""))
+	e.Metadata = map[string]any{durableToldKey: told}
+	return e
+}
+
+// told is the count of its run's events a durable task told before it
+// asked.
+func told(task *a2a.Task) int {
+	switch n := task.Metadata[durableToldKey].(type) {
+	case float64: // as stored, in JSON
+		return int(n)
+	case int:
+		return n
+	}
+	return 0
+}
+
+// unanswered is the calls of waits not answered yet: the run may not have
+// read the answers sent.
+func unanswered(waits []robby.ToolCall, answered []wireCall) []robby.ToolCall {
+	return slices.DeleteFunc(slices.Clone(waits), func(c robby.ToolCall) bool {
+		return slices.ContainsFunc(answered, func(w wireCall) bool { return w.ID == c.ID })
+	})
+}
+
+// sendApprovals sends the client's answer to each call the run waits for.
+func (x *executor) sendApprovals(ctx context.Context, run string, calls []wireCall, refused map[string]string) error {
+	for _, c := range calls {
+		why := refused[c.ID]
+		if err := x.durable.Approve(ctx, run, c.ID, why == "", why); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -29,17 +29,23 @@ func (tr *TaskRunner) Start(ctx context.Context, job a2aserver.DurableJob) error
 		return errors.New("robby/temporal: TaskRunner without a client")
 	}
 	_, err := Start(ctx, tr.Client, client.StartWorkflowOptions{ID: job.ID, TaskQueue: tr.TaskQueue},
-		Request{Agent: tr.Agent, Messages: job.Messages})
+		Request{Agent: tr.Agent, Messages: job.Messages, Approve: job.Approve})
 	return err
 }
 
-// Progress returns the run's events so far ([Run.Progress]).
-func (tr *TaskRunner) Progress(ctx context.Context, id string) ([]robby.Event, error) {
+// Progress returns the run's events so far, and the calls that wait for
+// an approval ([Run.Progress]).
+func (tr *TaskRunner) Progress(ctx context.Context, id string) (a2aserver.DurableProgress, error) {
 	p, err := Attach(tr.Client, id).Progress(ctx)
 	if err != nil {
-		return nil, err
+		return a2aserver.DurableProgress{}, err
 	}
-	return p.Events, nil
+	return a2aserver.DurableProgress{Events: p.Events, AwaitingApproval: p.AwaitingApproval}, nil
+}
+
+// Approve answers a call the task's run waits for ([Run.Approve]).
+func (tr *TaskRunner) Approve(ctx context.Context, id, callID string, approved bool, reason string) error {
+	return Attach(tr.Client, id).Approve(ctx, Approval{CallID: callID, Approved: approved, Reason: reason})
 }
 
 // Wait waits for the task's run to end, from any process. A cancelled

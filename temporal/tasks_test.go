@@ -10,10 +10,37 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/a2aserver"
 	"github.com/robby-go/robby/temporal"
 )
+
+// durableA2A serves A2A tasks with opts, run as workflows of the agent
+// "calc" on the task queue "a2a", and returns a2a-go's client of it.
+func durableA2A(t *testing.T, c client.Client, opts a2aserver.Options) *a2aclient.Client {
+	t.Helper()
+	agent, err := robby.New(robby.WithBaseURL("http://127.0.0.1:1"), robby.WithModel("unused"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	opts.Durable = &temporal.TaskRunner{Client: c, TaskQueue: "a2a", Agent: "calc"}
+	h := a2aserver.New(agent, opts)
+	hs := httptest.NewServer(h)
+	t.Cleanup(func() { hs.Close(); h.Close() })
+	card, err := agentcard.NewResolver(hs.Client()).Resolve(t.Context(), hs.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac, err := a2aclient.NewFromCard(t.Context(), card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ac.Destroy() })
+	return ac
+}
 
 // An A2A task run as a workflow, streamed with a2a-go's client: the tool
 // call and its result, then the answer, come from the workflow's
@@ -21,24 +48,7 @@ import (
 // the context's conversation holds the exchange.
 func TestA2ATaskOnTemporal(t *testing.T) {
 	c, calls, store := calcWorker(t, "a2a")
-	agent, err := robby.New(robby.WithBaseURL("http://127.0.0.1:1"), robby.WithModel("unused"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Close()
-	h := a2aserver.New(agent, a2aserver.Options{Store: store,
-		Durable: &temporal.TaskRunner{Client: c, TaskQueue: "a2a", Agent: "calc"}})
-	hs := httptest.NewServer(h)
-	t.Cleanup(func() { hs.Close(); h.Close() })
-	card, err := agentcard.NewResolver(hs.Client()).Resolve(t.Context(), hs.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := a2aclient.NewFromCard(t.Context(), card)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Destroy()
+	client := durableA2A(t, c, a2aserver.Options{Store: store})
 
 	var kinds []string
 	var text string
@@ -84,5 +94,38 @@ func TestA2ATaskOnTemporal(t *testing.T) {
 	_, msgs, err := store.Load(t.Context(), "", task.ContextID)
 	if err != nil || len(msgs) != 4 {
 		t.Errorf("the context's conversation: %d messages, %v; want 4 (the message, the call, the result, the answer)", len(msgs), err)
+	}
+}
+
+// A durable A2A task whose workflow waits for an approval reads
+// INPUT_REQUIRED, asking for the call, and nothing runs; the client's "yes"
+// approves it on the workflow, which runs the tool and completes the task.
+func TestA2ATaskApprovedOnTemporal(t *testing.T) {
+	c, calls, store := calcWorker(t, "a2a")
+	client := durableA2A(t, c, a2aserver.Options{Store: store, Approve: []string{"add"}})
+	res, err := client.SendMessage(t.Context(), &a2a.SendMessageRequest{
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("What is 2 + 3?"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired || calls.Load() != 0 {
+		t.Fatalf("read %s, %d calls; want INPUT_REQUIRED, none run", task.Status.State, calls.Load())
+	}
+	ask := task.Status.Message.Parts[1].Content.(a2a.Data).Value.(map[string]any)["approve"].([]any)
+	if len(ask) != 1 || ask[0].(map[string]any)["name"] != "add" {
+		t.Fatalf("asked to approve %v; want the call of add", ask)
+	}
+	res, err = client.SendMessage(t.Context(), &a2a.SendMessageRequest{
+		Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewTextPart("yes"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task = res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || calls.Load() != 1 {
+		t.Fatalf("read %s, %d artifacts, %d calls; want completed, the answer, 1", task.Status.State, len(task.Artifacts), calls.Load())
+	}
+	if got := string(task.Artifacts[0].Parts[0].Content.(a2a.Text)); got != "2 + 3 = 5" {
+		t.Errorf("the answer: %q", got)
 	}
 }

@@ -92,7 +92,7 @@ func TestServeA2APublicURL(t *testing.T) {
 		err := run(t.Context(), append([]string{"serve", "-base-url", srv.URL}, args...), nil, nil, &syncBuffer{})
 		assert.ErrorContains(t, err, "-public-url", "%v", args)
 	}
-	for _, args := range [][]string{{"-approve", "echo"}, {"-a2a", "-approve", "echo", "-agents", "team.json"}, {"-a2a", "-approve", "echo", "-temporal", "127.0.0.1:1"}} {
+	for _, args := range [][]string{{"-approve", "echo"}, {"-a2a", "-approve", "echo", "-agents", "team.json"}} {
 		err := run(t.Context(), append([]string{"serve", "-base-url", srv.URL}, args...), nil, nil, &syncBuffer{})
 		assert.ErrorContains(t, err, "-approve", "%v", args)
 	}
