@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
@@ -214,14 +215,7 @@ func TestDurableTaskAsksForApprovals(t *testing.T) {
 	add2 := robby.ToolCall{ID: "c2", Name: "add", Arguments: `{"a":2,"b":2}`}
 	runner.await(add, add2)
 	alice := f.client(t, "alice-token")
-	waitFor(t, func() bool {
-		got, err := alice.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
-		if err == nil && got.Status.State == a2a.TaskStateInputRequired {
-			task = got
-			return true
-		}
-		return false
-	})
+	task = readState(t, alice, task.ID, a2a.TaskStateInputRequired)
 	ask := asked(t, task)["approve"].([]any)
 	if len(ask) != 2 || ask[0].(map[string]any)["id"] != "c1" || ask[1].(map[string]any)["id"] != "c2" {
 		t.Fatalf("asked to approve %v; want c1 and c2", ask)
@@ -240,6 +234,51 @@ func TestDurableTaskAsksForApprovals(t *testing.T) {
 	if got := strings.Join(runner.approvals, "|"); got != "c1 true |c2 false too much" {
 		t.Errorf("the run's approvals: %q", got)
 	}
+	got := finishApproved(t, runner, add, alice, task.ID)
+	// The history: the message, the two calls, the ask, the answer, the result.
+	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "1 + 2 = 3" || len(got.History) != 6 {
+		t.Errorf("read %s, %q, %d messages; want completed, the answer, 6", got.Status.State, artifactText(got), len(got.History))
+	}
+}
+
+// A replica taking over a durable task whose run then waits for an
+// approval writes the ask: the task reads INPUT_REQUIRED there, and the
+// answer given to that replica completes it.
+func TestDurableTaskTakenOverAsks(t *testing.T) {
+	runner := newScriptedRunner()
+	opts := a2aserver.Options{Store: agenttest.NewStore(t), Heartbeat: 100 * time.Millisecond, Durable: runner, Approve: []string{"*"}}
+	f, task := startDurable(t, opts, runner)
+	readState(t, f.client(t, "alice-token"), task.ID, a2a.TaskStateWorking) // the run's start stored
+	f.h.Close()
+	g := f.replica(t, opts)
+	time.Sleep(350 * time.Millisecond) // three heartbeats without a write
+	add := robby.ToolCall{ID: "c1", Name: "add", Arguments: `{"a":1,"b":2}`}
+	runner.await(add)
+	alice := g.client(t, "alice-token")
+	task = readState(t, alice, task.ID, a2a.TaskStateInputRequired)
+	if ask := asked(t, task)["approve"].([]any); len(ask) != 1 || ask[0].(map[string]any)["id"] != "c1" {
+		t.Fatalf("asked to approve %v; want c1", ask)
+	}
+	send(t, alice, &a2a.SendMessageRequest{Config: &a2a.SendMessageConfig{ReturnImmediately: true},
+		Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewTextPart("yes"))})
+	waitFor(t, func() bool {
+		runner.mu.Lock()
+		defer runner.mu.Unlock()
+		return len(runner.approvals) == 1
+	})
+	got := finishApproved(t, runner, add, alice, task.ID)
+	// The history: the message, the call, the ask, the answer, the result.
+	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "1 + 2 = 3" || len(got.History) != 5 ||
+		runner.approvals[0] != "c1 true " {
+		t.Errorf("read %s, %q, %d messages, approvals %q; want completed, the answer, 5, c1 approved",
+			got.Status.State, artifactText(got), len(got.History), runner.approvals)
+	}
+}
+
+// finishApproved ends the run after its approved call of add: its result,
+// then the answer. It returns the task once it reads ended.
+func finishApproved(t *testing.T, runner *scriptedRunner, add robby.ToolCall, c *a2aclient.Client, id a2a.TaskID) *a2a.Task {
+	t.Helper()
 	runner.add(robby.Event{Kind: robby.EventToolResult, Turn: 1, ToolCall: &add, ToolResult: &robby.ToolResult{Call: add, Output: "3"}},
 		robby.Event{Kind: robby.EventText, Turn: 2, Delta: "1 + 2 = 3"}, robby.Event{Kind: robby.EventTurnEnd, Turn: 2})
 	runner.end(&robby.Result{Text: "1 + 2 = 3", Messages: []openai.ChatCompletionMessageParamUnion{
@@ -247,11 +286,20 @@ func TestDurableTaskAsksForApprovals(t *testing.T) {
 	var got *a2a.Task
 	waitFor(t, func() bool {
 		var err error
-		got, err = alice.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		got, err = c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
 		return err == nil && got.Status.State.Terminal()
 	})
-	// The history: the message, the two calls, the ask, the answer, the result.
-	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "1 + 2 = 3" || len(got.History) != 6 {
-		t.Errorf("read %s, %q, %d messages; want completed, the answer, 6", got.Status.State, artifactText(got), len(got.History))
-	}
+	return got
+}
+
+// readState returns the task once it reads in state.
+func readState(t *testing.T, c *a2aclient.Client, id a2a.TaskID, state a2a.TaskState) *a2a.Task {
+	t.Helper()
+	var got *a2a.Task
+	waitFor(t, func() bool {
+		var err error
+		got, err = c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: id})
+		return err == nil && got.Status.State == state
+	})
+	return got
 }
