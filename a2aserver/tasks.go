@@ -160,6 +160,9 @@ func (s *storedTasks) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	if size == 0 {
 		size = 50
 	}
+	if req.Status == unrecognized {
+		req.Status = a2a.TaskStateUnspecified
+	}
 	if err := checkList(req, size); err != nil {
 		return nil, err
 	}
@@ -183,6 +186,10 @@ func (s *storedTasks) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a
 	resp.PageSize = len(resp.Tasks) // "the page size used for this response": what the a2a-tck reads
 	return resp, nil
 }
+
+// unrecognized is the status filter @a2a-js/sdk sends when none is given:
+// protobuf's name for an enum value it does not know. It selects all.
+const unrecognized a2a.TaskState = "UNRECOGNIZED"
 
 // checkList refuses what a list request may not ask for, as invalid params
 // (-32602): a page size out of 1 to 100, a negative historyLength, a status

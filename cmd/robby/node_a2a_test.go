@@ -115,12 +115,13 @@ func TestNodeA2AClientAgainstServe(t *testing.T) {
 	assert.Equal(t, "TASK_STATE_CANCELED", cancel.Reread)
 
 	other := nodeStep[struct {
-		Get, Cancel string
-		Listed      int
+		Get, Cancel         string
+		Listed, AliceListed int
 	}](t, steps, "otherUser")
 	assert.Contains(t, other.Get, "TaskNotFound")
 	assert.Contains(t, other.Cancel, "TaskNotFound")
 	assert.Zero(t, other.Listed)
+	assert.Equal(t, 5, other.AliceListed, "Alice lists her five tasks: the client's unset status filter selects all")
 	wrong := nodeStep[struct{ Send string }](t, steps, "wrongToken")
 	assert.Contains(t, wrong.Send, "401")
 }

@@ -109,10 +109,12 @@ const refused = async (f) => {
   }
 };
 const bobTasks = await bob.listTasks({});
+const aliceTasks = await alice.listTasks({});
 step('otherUser', {
   get: await refused(() => bob.getTask({ id: done.id })),
   cancel: await refused(() => bob.cancelTask({ id: done.id })),
   listed: bobTasks.tasks.length,
+  aliceListed: aliceTasks.tasks.length,
 });
 const mallory = await connect('not-a-token');
 step('wrongToken', { send: await refused(() => mallory.sendMessage(message('hi'))) });
