@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/convstore"
 	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/internal/randid"
 )
@@ -82,11 +83,17 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.background {
+		if err := h.create(r.Context(), run, nil).wait(); err != nil { // the client GETs it next
+			h.refuse(w, r, err, "")
+			return
+		}
 		h.startBackground(w, r, run)
 		return
 	}
-	ctx := r.Context()
-	reply := &responsesReply{w: w, resp: run.resp}
+	ctx, fail := context.WithCancelCause(r.Context())
+	defer fail(nil)
+	created := h.create(ctx, run, fail)
+	reply := &responsesReply{w: w, resp: run.resp, created: created}
 	if run.into != "" {
 		defer func() { h.keepOutput(ctx, run, reply.res) }()
 	}
@@ -94,19 +101,27 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		var end func()
 		ctx, _, end = h.runs.start(ctx, run.resp.ID) // a new ID: never registered already
 		defer end()
-		stop := h.heartbeat(ctx, run)
-		defer func() { stop(); h.record(ctx, run, reply.resp) }()
+		stop := h.heartbeat(ctx, run, created)
+		defer func() { stop(); h.record(ctx, run, reply.resp, created) }()
 	}
 	if req.wire.Stream {
-		reply.start() // the client has the response's ID at once: to cancel it, to GET it
+		reply.announce() // the client has the response's ID once stored: to cancel it, to GET it
 		err = reply.stream(run.conv.ResumeStream(ctx, run.opts...))
 	} else {
 		var res *robby.Result
 		res, err = run.conv.Resume(ctx, run.opts...)
+		if cerr := created.wait(); cerr != nil {
+			h.refuse(w, r, cerr, "previous_response_id")
+			return
+		}
 		if err == nil || limited(err) {
 			reply.complete(res, err)
 			return
 		}
+	}
+	if cerr := created.wait(); cerr != nil && !reply.started {
+		h.refuse(w, r, cerr, "previous_response_id")
+		return
 	}
 	switch {
 	case err == nil:
@@ -178,6 +193,13 @@ type responseRun struct {
 	// into is the conversation of the Conversations API the response runs
 	// in, which gets its output when it ends: keepOutput.
 	into string
+	// write stores the conversation, holding the input: a fork of the
+	// previous response's, or a new one. It is nil when it needs none.
+	write func(context.Context) error
+	// held is the stored conversation and its messages, once written: the
+	// run starts from them, without reading them again.
+	held     robby.Conversation
+	heldMsgs []robby.Message
 }
 
 // prepare makes the run of a response. It loads the previous response's
@@ -230,15 +252,25 @@ func (h *Handler) prepare(ctx context.Context, user string, agent *robby.Agent, 
 	for i, raw := range raws {
 		msgs[i].Chat = raw
 	}
-	c, err := h.conversation(ctx, user, prev, run.resp, msgs)
-	if err != nil {
-		return nil, err
-	}
+	// The conversation is written while the model is asked (run.create):
+	// its ID and count are known before.
+	c := robby.Conversation{ID: convstore.NewID(), User: user, Title: run.resp.Model, Messages: prev.Messages + int64(len(msgs)),
+		Usage: prev.Usage}
 	run.stored = c.Messages
 	run.conversation, run.resp.ID = c.ID, responseID(c.ID, run.stored)
 	run.job.ID = run.resp.ID
-	// The run starts from what this request read and wrote, not reading it again.
-	run.opts = append(run.opts, robby.WithStoredConversation(h.opts.Store, c, append(stored, msgs...)))
+	if c.Metadata, err = responseMetadata(run.resp); err != nil {
+		return nil, err
+	}
+	run.held, run.heldMsgs = c, append(stored, msgs...)
+	run.write = func(ctx context.Context) error {
+		if prev.ID == "" {
+			_, err := h.opts.Store.Create(ctx, c, msgs...)
+			return err
+		}
+		_, err := h.opts.Store.Fork(ctx, c, prev.ID, prev.Messages, msgs...)
+		return err
+	}
 	return run, nil
 }
 
@@ -331,22 +363,6 @@ func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversa
 		history = append(history, msg)
 	}
 	return c, stored, history, nil
-}
-
-// conversation stores the conversation of a new response, holding its input
-// msgs: a fork of the previous response's, or a new one. It is titled with the
-// model that answers. Its metadata holds the response as it starts. It is one
-// write.
-func (h *Handler) conversation(ctx context.Context, user string, prev robby.Conversation, resp wireResponse, msgs []robby.Message) (robby.Conversation, error) {
-	md, err := responseMetadata(resp)
-	if err != nil {
-		return robby.Conversation{}, err
-	}
-	c := robby.Conversation{User: user, Title: resp.Model, Metadata: md}
-	if prev.ID == "" {
-		return h.opts.Store.Create(ctx, c, msgs...)
-	}
-	return h.opts.Store.Fork(ctx, c, prev.ID, prev.Messages, msgs...)
 }
 
 // newResponse is the response object of a request, before its run.

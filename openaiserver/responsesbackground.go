@@ -61,7 +61,7 @@ var errDetached = errors.New("robby: background run left to its runner")
 // BackgroundRunner if adopted (started by another replica), and records
 // how it ended.
 func (h *Handler) runBackground(ctx context.Context, run *responseRun, requestID string, adopted bool) {
-	stop := h.heartbeat(ctx, run)
+	stop := h.heartbeat(ctx, run, nil)
 	var res *robby.Result
 	var err error
 	if h.opts.Background != nil {
@@ -85,7 +85,7 @@ func (h *Handler) runBackground(ctx context.Context, run *responseRun, requestID
 		h.opts.Logger.WarnContext(ctx, "robby: background response failed", slog.String("request_id", requestID),
 			slog.String("response_id", run.resp.ID), slog.Any("error", err))
 	}
-	h.record(ctx, run, rr.resp)
+	h.record(ctx, run, rr.resp, nil)
 }
 
 // runElsewhere runs a background response on the handler's
@@ -162,7 +162,7 @@ func (h *Handler) adopt(ctx context.Context, user string, resp wireResponse, req
 	adopted := func(ctx context.Context) {
 		h.opts.Logger.InfoContext(ctx, "robby: taking over a background response", slog.String("request_id", requestID),
 			slog.String("response_id", resp.ID))
-		h.record(ctx, run, run.resp) // at once: a heartbeat, so that other replicas leave it to this one
+		h.record(ctx, run, run.resp, nil) // at once: a heartbeat, so that other replicas leave it to this one
 		h.runBackground(ctx, run, requestID, true)
 	}
 	if lr := h.detach(ctx, resp.ID, adopted); lr != nil {

@@ -30,6 +30,10 @@ type responsesReply struct {
 	items   int              // the output items streamed
 	agent   string           // a team's: the agent of the events streaming
 	res     *robby.Result    // the run's, once it ended
+	// created is the write of the response's conversation, nil when it
+	// needs none; announced is closed once the stream started after it.
+	created   *creation
+	announced chan struct{}
 }
 
 // complete writes a plain reply.
@@ -144,10 +148,15 @@ func callItem(id string, i int, c wireToolCall, status string) wireOutputItem {
 		Name: c.Function.Name, Arguments: &args}
 }
 
-// stream writes the events of a run, after start. A run that fails is reported
-// by fail in the stream, whenever it fails, as OpenAI does.
+// stream writes the events of a run, after announce. A run that fails is
+// reported by fail in the stream, whenever it fails, as OpenAI does. It returns
+// the error of the conversation's write, which stops the run, and writes
+// nothing then.
 func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 	for ev, err := range events {
+		if err := rr.waitAnnounced(); err != nil {
+			return err
+		}
 		if ev.Agent != "" {
 			rr.agent = ev.Agent
 		}
@@ -164,7 +173,35 @@ func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 			return nil
 		}
 	}
-	return errors.New("robby: stream ended without a result")
+	return cmp.Or(rr.waitAnnounced(), errors.New("robby: stream ended without a result"))
+}
+
+// announce starts the stream once the response's conversation is stored. The
+// write goes on while the model is asked, so announce writes from a goroutine of
+// its own; stream writes nothing before it is done. The client so never holds
+// an ID that names nothing: it has the ID to cancel the response, or to GET it.
+func (rr *responsesReply) announce() {
+	if rr.created == nil {
+		rr.start()
+		return
+	}
+	rr.announced = make(chan struct{})
+	go func() {
+		defer close(rr.announced)
+		if rr.created.wait() == nil {
+			rr.start()
+		}
+	}()
+}
+
+// waitAnnounced waits for announce's goroutine to end, and returns the error
+// of the conversation's write.
+func (rr *responsesReply) waitAnnounced() error {
+	if rr.announced != nil {
+		<-rr.announced
+		rr.announced = nil
+	}
+	return rr.created.wait()
 }
 
 // start writes the stream's headers, response.created and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -28,11 +29,78 @@ func responseMetadata(resp wireResponse) (map[string]string, error) {
 	return map[string]string{metadataKey: string(b)}, nil
 }
 
+// A creation is the write of a response's conversation (responseRun.write).
+// It goes on while the run asks the model: the model's first tokens need not
+// wait for the store. Nothing names the response to the client before it
+// ends ([responsesReply.announce]), and no other write to the conversation
+// starts before.
+type creation struct {
+	done chan struct{}
+	err  error // once done
+}
+
+// create starts writing run's conversation, and has the run start from it.
+// A write that fails cancels the run's context with its error (fail, if not
+// nil). create returns nil when the run writes nothing.
+func (h *Handler) create(ctx context.Context, run *responseRun, fail context.CancelCauseFunc) *creation {
+	if run.write == nil {
+		return nil
+	}
+	c := &creation{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		if c.err = run.write(ctx); c.err != nil && fail != nil {
+			fail(c.err)
+		}
+	}()
+	store := afterCreation{Store: h.opts.Store, c: c}
+	run.opts = append(run.opts, robby.WithStoredConversation(store, run.held, run.heldMsgs))
+	return c
+}
+
+// ready is closed once the write ended; at once for a nil creation.
+func (c *creation) ready() <-chan struct{} {
+	if c == nil {
+		return closedChan
+	}
+	return c.done
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// wait waits for the write to end, and returns its error.
+func (c *creation) wait() error {
+	if c == nil {
+		return nil
+	}
+	<-c.done
+	return c.err
+}
+
+// afterCreation is the store of a run whose conversation is being written:
+// the run's saves wait for the write, and fail with its error.
+type afterCreation struct {
+	robby.Store
+	c *creation
+}
+
+func (s afterCreation) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
+	select {
+	case <-s.c.done:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the conversation to be stored: %w", context.Cause(ctx))
+	}
+	if s.c.err != nil {
+		return fmt.Errorf("storing the conversation: %w", s.c.err)
+	}
+	return s.Store.Append(ctx, user, id, after, msgs...)
+}
+
 // record keeps a stored response as its run ended: its status, usage and error.
 // It runs even when the client went away. A failure is logged, as the client
 // has its answer already.
-func (h *Handler) record(ctx context.Context, run *responseRun, resp wireResponse) {
-	if run.conversation == "" {
+func (h *Handler) record(ctx context.Context, run *responseRun, resp wireResponse, created *creation) {
+	if run.conversation == "" || created.wait() != nil {
 		return
 	}
 	md, err := responseMetadata(resp)
@@ -46,10 +114,10 @@ func (h *Handler) record(ctx context.Context, run *responseRun, resp wireRespons
 }
 
 // heartbeat writes the record of a stored response as it started, every
-// Options.Heartbeat, marking its conversation updated. It goes on until stop.
-// stop returns once no write is under way, so none lands after the record of
-// the run's end.
-func (h *Handler) heartbeat(ctx context.Context, run *responseRun) (stop func()) {
+// Options.Heartbeat once its conversation was created, marking it updated. It
+// goes on until stop. stop returns once no write is under way, so none lands
+// after the record of the run's end.
+func (h *Handler) heartbeat(ctx context.Context, run *responseRun, created *creation) (stop func()) {
 	md, err := responseMetadata(run.resp)
 	if err != nil {
 		return func() {}
@@ -57,6 +125,14 @@ func (h *Handler) heartbeat(ctx context.Context, run *responseRun) (stop func())
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
+		select {
+		case <-created.ready():
+		case <-done:
+			return
+		}
+		if created.wait() != nil {
+			return
+		}
 		tick := time.NewTicker(h.opts.Heartbeat)
 		defer tick.Stop()
 		for {

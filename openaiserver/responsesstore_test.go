@@ -2,7 +2,10 @@ package openaiserver_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -241,4 +244,120 @@ func TestResponsesCancel(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 400, apiErr.StatusCode, "a response that ended")
 	assert.Len(t, upstream.Requests(), 1, "the run went no further")
+}
+
+// heldStore holds each Create and Fork until release is closed, then fails
+// it with err, if set.
+type heldStore struct {
+	robby.Store
+	release chan struct{}
+	err     error
+}
+
+func (s *heldStore) hold(ctx context.Context) error {
+	select {
+	case <-s.release:
+		return s.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *heldStore) Create(ctx context.Context, c robby.Conversation, msgs ...robby.Message) (robby.Conversation, error) {
+	if err := s.hold(ctx); err != nil {
+		return robby.Conversation{}, err
+	}
+	return s.Store.Create(ctx, c, msgs...)
+}
+
+func (s *heldStore) Fork(ctx context.Context, c robby.Conversation, from string, n int64, msgs ...robby.Message) (robby.Conversation, error) {
+	if err := s.hold(ctx); err != nil {
+		return robby.Conversation{}, err
+	}
+	return s.Store.Fork(ctx, c, from, n, msgs...)
+}
+
+// TestResponsesAskWhileStoring: the model is asked while the response's
+// conversation is written, and the client reads nothing before it is: no ID
+// that names nothing. Then the response streams and is kept, for a new
+// conversation (Create) and for one that goes on (Fork).
+func TestResponsesAskWhileStoring(t *testing.T) {
+	upstream := newServer(t)
+	store := &heldStore{Store: newStore(t), release: make(chan struct{})}
+	client := clientFor(serveResponses(t, upstream, openaiserver.Options{Store: store}), "k")
+	upstream.Reply(robbytest.Text("One."), robbytest.Text("Two."))
+	prev := ""
+	for i, want := range []string{"One.", "Two."} {
+		events, errs := make(chan string, 64), make(chan error, 1)
+		go func() {
+			defer close(events)
+			s := client.Responses.NewStreaming(t.Context(), ask("Go on", prev))
+			defer s.Close()
+			for s.Next() {
+				if ev := s.Current(); ev.Type == "response.completed" {
+					prev = ev.Response.ID
+				}
+				events <- s.Current().Type
+			}
+			errs <- s.Err()
+		}()
+		require.Eventually(t, func() bool { return len(upstream.Requests()) == i+1 }, 5*time.Second, time.Millisecond,
+			"the model asked while the store holds the write")
+		select {
+		case ev := <-events:
+			t.Fatalf("the client read %q before the response was stored", ev)
+		case <-time.After(50 * time.Millisecond):
+		}
+		store.release <- struct{}{}
+		var kinds []string
+		for ev := range events {
+			kinds = append(kinds, ev)
+		}
+		require.NoError(t, <-errs)
+		require.NotEmpty(t, kinds)
+		assert.Equal(t, "response.created", kinds[0])
+		assert.Equal(t, "response.completed", kinds[len(kinds)-1])
+		got, err := client.Responses.Get(t.Context(), prev, responses.ResponseGetParams{})
+		require.NoError(t, err)
+		assert.Equal(t, want, got.OutputText())
+		assert.Equal(t, "completed", string(got.Status))
+	}
+}
+
+// TestResponsesStoreFailsWhileAsking: a conversation that cannot be written
+// stops the model's request. The client gets the store's 500, for a streamed
+// and a plain request, and nothing is kept.
+func TestResponsesStoreFailsWhileAsking(t *testing.T) {
+	upstream := newServer(t)
+	inner := newStore(t)
+	store := &heldStore{Store: inner, release: make(chan struct{}), err: errors.New("disk full")}
+	client := clientFor(serveResponses(t, upstream, openaiserver.Options{Store: store}), "k")
+	upstream.Reply(robbytest.Text("Never seen.").WithDelay(time.Minute), robbytest.Text("Never seen.").WithDelay(time.Minute))
+	for i, stream := range []bool{true, false} {
+		errs := make(chan error, 1)
+		go func() {
+			if !stream {
+				_, err := client.Responses.New(t.Context(), ask("Hello", ""))
+				errs <- err
+				return
+			}
+			s := client.Responses.NewStreaming(t.Context(), ask("Hello", ""))
+			defer s.Close()
+			for s.Next() {
+				t.Errorf("event %q of a response not stored", s.Current().Type)
+			}
+			errs <- s.Err()
+		}()
+		require.Eventually(t, func() bool { return len(upstream.Requests()) == i+1 }, 5*time.Second, time.Millisecond)
+		start := time.Now()
+		close(store.release)
+		var apiErr *openai.Error
+		require.ErrorAs(t, <-errs, &apiErr)
+		assert.Equal(t, http.StatusInternalServerError, apiErr.StatusCode)
+		assert.Less(t, time.Since(start), 10*time.Second, "the model's request was stopped")
+		store.release = make(chan struct{})
+	}
+	convs, _, err := inner.List(t.Context(), "", robby.ListOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, convs)
 }

@@ -167,22 +167,30 @@ func (p *robbyProc) profile(ctx context.Context, name string) (io.ReadCloser, er
 	return resp.Body, nil
 }
 
-// saveProfiles saves robby's CPU, block and mutex profiles over the next
-// seconds into dir, as cpu.pprof, block.pprof and mutex.pprof. It returns
-// at once; wait waits for the files.
+// saveProfiles saves robby's CPU, block and mutex profiles and its execution
+// trace over the next seconds into dir, as cpu.pprof, block.pprof,
+// mutex.pprof and trace.out. It returns at once; wait waits for the files.
 func (p *robbyProc) saveProfiles(ctx context.Context, dir string, seconds int) (wait func() error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return func() error { return err }
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i, name := range []string{"profile", "block", "mutex"} {
+	files := map[string]string{"profile": "cpu.pprof", "block": "block.pprof", "mutex": "mutex.pprof", "trace": "trace.out"}
+	errs := make(chan error, len(files))
+	for name, file := range files {
 		wg.Go(func() {
-			errs[i] = p.saveProfile(ctx, fmt.Sprintf("%s?seconds=%d", name, seconds),
-				filepath.Join(dir, strings.Replace(name, "profile", "cpu", 1)+".pprof"))
+			errs <- p.saveProfile(ctx, fmt.Sprintf("%s?seconds=%d", name, seconds), filepath.Join(dir, file))
 		})
 	}
-	return func() error { wg.Wait(); return errors.Join(errs...) }
+	return func() error {
+		wg.Wait()
+		close(errs)
+		var err error
+		for e := range errs {
+			err = errors.Join(err, e)
+		}
+		return err
+	}
 }
 
 func (p *robbyProc) saveProfile(ctx context.Context, name, path string) error {
