@@ -137,6 +137,7 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 			slog.String("model", req.wire.Model), slog.String("response_id", reply.resp.ID), slog.Any("error", err))
 		reply.fail(err, id)
 	}
+	reply.flush() // before the record's write
 }
 
 // backgroundServed refuses a background request this server cannot run,

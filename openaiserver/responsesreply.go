@@ -34,6 +34,7 @@ type responsesReply struct {
 	// needs none; announced is closed once the stream started after it.
 	created   *creation
 	announced chan struct{}
+	buf       []byte // an event's bytes, reused
 }
 
 // complete writes a plain reply.
@@ -170,8 +171,10 @@ func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 				return err
 			}
 			rr.finish(ev.Result, err)
+			rr.flush()
 			return nil
 		}
+		rr.flush()
 	}
 	return cmp.Or(rr.waitAnnounced(), errors.New("robby: stream ended without a result"))
 }
@@ -214,6 +217,7 @@ func (rr *responsesReply) start() {
 	httpapi.StartSSE(rr.w)
 	rr.event(wireEvent{Type: "response.created", Response: &rr.resp})
 	rr.event(wireEvent{Type: "response.in_progress", Response: &rr.resp})
+	rr.flush()
 }
 
 // delta streams text, in the open message or a new one.
@@ -280,11 +284,18 @@ func (rr *responsesReply) finish(res *robby.Result, err error) {
 	rr.event(wireEvent{Type: kind, Response: &rr.resp})
 }
 
+// event writes an event of the stream. The events of one step of the run
+// go out together: flush sends them.
 func (rr *responsesReply) event(e wireEvent) {
 	e.SequenceNumber = rr.seq
 	rr.seq++
 	b, _ := json.Marshal(e)
-	fmt.Fprintf(rr.w, "event: %s\ndata: %s\n\n", e.Type, b)
+	rr.buf = append(append(append(append(append(rr.buf[:0], "event: "...), e.Type...), "\ndata: "...), b...), "\n\n"...)
+	rr.w.Write(rr.buf)
+}
+
+// flush sends the events written, in one write rather than one each.
+func (rr *responsesReply) flush() {
 	if f, ok := rr.w.(http.Flusher); ok {
 		f.Flush()
 	}
