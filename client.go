@@ -21,15 +21,30 @@ import (
 // default of 2 a host. So conversations in flight together find theirs again
 // turn after turn, instead of opening new ones.
 var defaultHTTPClient = sync.OnceValue(func() *http.Client {
+	return &http.Client{Transport: pooledTransport(10 * time.Minute)}
+})
+
+// defaultMCPClient is shared by the MCP servers over HTTP given no client
+// of their own ([MCPServer.WithHTTPClient]). It keeps idle connections as
+// defaultHTTPClient does, so concurrent tool calls do not dial anew. It
+// bounds no wait: a server may answer a long call only once it ends.
+var defaultMCPClient = sync.OnceValue(func() *http.Client {
+	return &http.Client{Transport: pooledTransport(0)}
+})
+
+// pooledTransport is Go's default transport keeping up to maxIdleConns idle
+// connections, with the wait for response headers bounded by headers
+// (0: unbounded).
+func pooledTransport(headers time.Duration) http.RoundTripper {
 	t, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
-		return &http.Client{Transport: http.DefaultTransport}
+		return http.DefaultTransport
 	}
 	t = t.Clone()
-	t.ResponseHeaderTimeout = 10 * time.Minute
+	t.ResponseHeaderTimeout = headers
 	t.MaxIdleConns, t.MaxIdleConnsPerHost = maxIdleConns, maxIdleConns
-	return &http.Client{Transport: t}
-})
+	return t
+}
 
 // maxIdleConns bounds the idle connections of the default transport. Each
 // costs some 10 KB and closes after 90 s unused.

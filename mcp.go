@@ -301,7 +301,7 @@ func (s MCPServer) environ() []string {
 func (s MCPServer) httpClient() *http.Client {
 	base := s.client
 	if base == nil {
-		base = http.DefaultClient
+		base = defaultMCPClient()
 	}
 	if len(s.header) == 0 && !s.traced {
 		return base
