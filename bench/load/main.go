@@ -9,7 +9,10 @@
 // events over -latency. robby keeps the responses in -store: a SQLite file or
 // a PostgreSQL database. The floor is the same conversations sent to the
 // model through a plain httputil.ReverseProxy, the client calling the tool on
-// the same MCP server with the go-sdk, as robby does.
+// the same MCP server with the go-sdk, as robby does. The clients post
+// with net/http, split the streams with openai-go's SSE decoder and decode
+// only the fields they check, so that the load tool's own CPU, which shares
+// the machine, weighs as little as possible on every target.
 //
 // For each, load prints the requests per second, p50 and p99 of the time
 // robby adds to a request (its latency less the model's time on it), the

@@ -11,9 +11,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/responses"
 )
 
 // The APIs a user talks over.
@@ -51,9 +48,8 @@ type driver struct {
 // run runs user u's conversation, turn after turn, and returns its turns.
 // It stops at the first failed turn.
 func (d *driver) run(ctx context.Context, u int) []turn {
-	client := openai.NewClient(option.WithBaseURL(d.base), option.WithAPIKey(userToken(d.prefix, u)),
-		option.WithHTTPClient(d.client), option.WithMaxRetries(0))
-	var history []openai.ChatCompletionMessageParamUnion
+	token := userToken(d.prefix, u)
+	var history []chatMessage
 	var previous string
 	var out []turn
 	for t := range d.turns {
@@ -67,11 +63,11 @@ func (d *driver) run(ctx context.Context, u int) []turn {
 		start := time.Now()
 		switch d.api {
 		case apiResponses:
-			tr.answer, tr.response, tr.err = d.respond(ctx, client, tr.prompt, previous)
+			tr.answer, tr.response, tr.err = d.respond(ctx, token, tr.prompt, previous)
 			previous = tr.response
 		default:
-			history = append(history, openai.UserMessage(tr.prompt))
-			tr.answer, tr.err = d.chat(ctx, client, &history, key)
+			history = append(history, chatMessage{Role: "user", Content: tr.prompt})
+			tr.answer, tr.err = d.chat(ctx, token, &history, key)
 		}
 		tr.took, tr.model = time.Since(start), d.model.took(key)
 		if want := answer(key, lookup, d.words); tr.err == nil && tr.answer != want {
@@ -86,26 +82,22 @@ func (d *driver) run(ctx context.Context, u int) []turn {
 }
 
 // respond streams one response and returns its text and ID.
-func (d *driver) respond(ctx context.Context, client openai.Client, prompt, previous string) (string, string, error) {
-	params := responses.ResponseNewParams{Model: "load", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String(prompt)}}
-	if previous != "" {
-		params.PreviousResponseID = openai.String(previous)
-	}
-	stream := client.Responses.NewStreaming(ctx, params)
-	defer stream.Close()
+func (d *driver) respond(ctx context.Context, token, prompt, previous string) (string, string, error) {
 	var text strings.Builder
 	var id string
-	for stream.Next() {
-		switch ev := stream.Current(); ev.Type {
+	req := responsesRequest{Model: "load", Input: prompt, PreviousResponseID: previous, Stream: true}
+	err := stream(ctx, d, token, "/responses", req, func(ev *responseEvent) error {
+		switch ev.Type {
 		case "response.output_text.delta":
 			text.WriteString(ev.Delta)
 		case "response.completed":
 			id = ev.Response.ID
 		case "error", "response.failed":
-			return "", "", fmt.Errorf("stream event %s: %s", ev.Type, ev.RawJSON())
+			return errors.New("a failed stream")
 		}
-	}
-	if err := stream.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return "", "", err
 	}
 	if id == "" {
@@ -118,23 +110,13 @@ func (d *driver) respond(ctx context.Context, client openai.Client, prompt, prev
 // adds the answer to history. Through robby that is one request. The floor
 // gets the lookup call, and calls the tool on its MCP server before it asks
 // again.
-func (d *driver) chat(ctx context.Context, client openai.Client, history *[]openai.ChatCompletionMessageParamUnion, key string) (string, error) {
+func (d *driver) chat(ctx context.Context, token string, history *[]chatMessage, key string) (string, error) {
 	for range 2 {
-		stream := client.Chat.Completions.NewStreaming(ctx, openai.ChatCompletionNewParams{Model: "load", Messages: *history})
-		var acc openai.ChatCompletionAccumulator
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
-		}
-		err := stream.Err()
-		stream.Close()
+		msg, err := d.complete(ctx, token, *history)
 		if err != nil {
 			return "", err
 		}
-		if len(acc.Choices) != 1 {
-			return "", fmt.Errorf("%d choices", len(acc.Choices))
-		}
-		msg := acc.Choices[0].Message
-		*history = append(*history, msg.ToParam())
+		*history = append(*history, msg)
 		if len(msg.ToolCalls) == 0 {
 			return msg.Content, nil
 		}
@@ -146,10 +128,70 @@ func (d *driver) chat(ctx context.Context, client openai.Client, history *[]open
 			if err != nil {
 				return "", fmt.Errorf("%s: %w", key, err)
 			}
-			*history = append(*history, openai.ToolMessage(out, c.ID))
+			*history = append(*history, chatMessage{Role: "tool", Content: out, ToolCallID: c.ID})
 		}
 	}
 	return "", errors.New("the model called the tool twice")
+}
+
+// complete streams one chat completion of history and returns its message,
+// the text and tool calls joined from their fragments.
+func (d *driver) complete(ctx context.Context, token string, history []chatMessage) (chatMessage, error) {
+	var text strings.Builder
+	var calls []*callParts
+	choices, finish := 0, ""
+	req := chatCompletionRequest{Model: "load", Messages: history, Stream: true}
+	err := stream(ctx, d, token, "/chat/completions", req, func(ch *chatChunk) error {
+		for _, c := range ch.Choices {
+			choices = max(choices, c.Index+1)
+			text.WriteString(c.Delta.Content)
+			for _, f := range c.Delta.ToolCalls {
+				if f.Index == len(calls) {
+					calls = append(calls, &callParts{})
+				}
+				if f.Index < 0 || f.Index >= len(calls) {
+					return fmt.Errorf("a fragment of tool call %d after %d calls", f.Index, len(calls))
+				}
+				calls[f.Index].add(f.ID, f.Function)
+			}
+			if c.FinishReason != "" {
+				finish = c.FinishReason
+			}
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return chatMessage{}, err
+	case choices != 1:
+		return chatMessage{}, fmt.Errorf("%d choices", choices)
+	case finish == "":
+		return chatMessage{}, errors.New("the stream ended without a finish_reason")
+	}
+	msg := chatMessage{Role: "assistant", Content: text.String()}
+	for _, c := range calls {
+		msg.ToolCalls = append(msg.ToolCalls, c.call())
+	}
+	return msg, nil
+}
+
+// callParts joins a streamed tool call's fragments, in linear time: the ID
+// comes whole, the name and arguments in pieces.
+type callParts struct {
+	id         string
+	name, args strings.Builder
+}
+
+func (p *callParts) add(id string, f toolFunction) {
+	if id != "" {
+		p.id = id
+	}
+	p.name.WriteString(f.Name)
+	p.args.WriteString(f.Arguments)
+}
+
+func (p *callParts) call() toolCall {
+	return toolCall{ID: p.id, Type: "function", Function: toolFunction{Name: p.name.String(), Arguments: p.args.String()}}
 }
 
 // lookup calls the lookup tool with the model's arguments, on the MCP server
