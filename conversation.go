@@ -7,78 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/robby-go/robby/internal/trunc"
 )
-
-// WithConversation binds a run to conversation id of user in store. The run
-// starts from the stored conversation, which replaces the agent's own. The
-// agent's system prompt and [WithParams] messages come first and are not
-// stored.
-//
-// The run saves every message as it happens, in order: the prompt and the
-// results the run starts with, each assistant message with its tool calls,
-// each tool result as soon as its tool returns, and the answer. A write
-// starts once the one before it is stored, and the run goes on meanwhile,
-// except where a crash would lose work: a tool that is not [Tool.Idempotent]
-// runs only once its call is stored, and the run returns only once all it
-// wrote is. So the model reads the prompt while it is being saved. A save
-// that fails ends the run at its next save or at its end. The error that ends
-// a run is saved as an error record the model never sees.
-//
-// If the user has no conversation with that ID, it is created, titled with
-// the prompt. Each message is stored with the usage of the model calls made
-// since the one before it ([Message.Usage]). [Agent.Usage] starts from the
-// conversation's total. So it is the conversation's usage, whatever processes
-// wrote it.
-//
-// A run bound to a conversation that a crash interrupted first finishes what
-// was left. Each call of the agent's own tools without a result is run again
-// if the tool is [Tool.Idempotent]. Otherwise it is answered with an error
-// wrapping [ErrInterrupted], which the model reads. Then the run goes on.
-// [Agent.Resume] with WithConversation does only that and asks the model for
-// what comes next. Calls of tools the agent does not have (caller-run tools)
-// are left to [WithToolResults].
-//
-// Any number of agents and processes may bind runs to the same stored
-// conversation, one run at a time. A run that finds the conversation changed
-// by another one meanwhile fails with an error wrapping [ErrConflict], having
-// saved nothing twice. A run whose save fails stops with the store's error.
-func WithConversation(store Store, user, id string) RunOption {
-	return func(rc *runConfig) error {
-		if store == nil || id == "" {
-			return errors.New("robby: WithConversation: a store and a conversation ID are needed")
-		}
-		rc.journal = &journal{store: store, user: user, id: id}
-		return nil
-	}
-}
-
-// WithStoredConversation is [WithConversation] for a caller that holds
-// conversation c of store as stored: c and its messages, as [Store.Load]
-// returns them, or as the caller just wrote them ([Store.Fork]). The run
-// starts from them without reading the store again. Had the conversation
-// changed meanwhile, the run's first save fails with an error wrapping
-// [ErrConflict], as with WithConversation. A server that has just stored a
-// request's input so saves a read a request. The option is for one run:
-// another run with it would start from the same messages, and fail so.
-func WithStoredConversation(store Store, c Conversation, msgs []Message) RunOption {
-	return func(rc *runConfig) error {
-		if store == nil || c.ID == "" || int64(len(msgs)) != c.Messages {
-			return errors.New("robby: WithStoredConversation: a store, a conversation ID and its messages are needed")
-		}
-		rc.journal = &journal{store: store, user: c.User, id: c.ID, held: &held{c, msgs}}
-		return nil
-	}
-}
-
-// held is a stored conversation a journal starts from without loading it.
-type held struct {
-	c    Conversation
-	msgs []Message
-}
 
 // ErrInterrupted is the error a call's result reports when the run that made
 // the call stopped before the tool returned. That happens when the process
@@ -98,27 +32,40 @@ type journal struct {
 	store    Store
 	user, id string
 	agent    *Agent // whose unsaved usage each save stores, once loaded
-	count    int64  // messages stored
 	loaded   bool
-	err      error // the first failed save; later saves do nothing
 	held     *held // the conversation as stored, given: not loaded
-	// writing is closed when the write under way ends; nil when none is.
-	// The run's goroutine alone starts writes and waits for them: count and
-	// err are the write's until then.
-	writing chan struct{}
+
+	// The run's goroutine starts saves; one goroutine at a time writes
+	// them, in order. A save started while one is written waits in queued,
+	// and goes in the next write: the run need not wait for the store.
+	mu      sync.Mutex
+	count   int64         // messages stored
+	err     error         // the first failed save; later saves do nothing
+	writing chan struct{} // closed once the writes under way end; nil when none
+	queued  []pendingSave
 }
 
-// wait waits for the write under way, if any, and returns the error of the
+// A pendingSave is the messages of one save, the last with the usage of
+// agent's calls since the save before.
+type pendingSave struct {
+	msgs  []Message
+	agent *Agent
+	usage Usage
+}
+
+// wait waits for the writes under way, if any, and returns the error of the
 // first save that failed.
 func (j *journal) wait() error {
 	if j == nil {
 		return nil
 	}
-	if j.writing != nil {
-		<-j.writing
-		j.writing = nil
+	j.mu.Lock()
+	w := j.writing
+	j.mu.Unlock()
+	if w != nil {
+		<-w
 	}
-	return j.err
+	return j.failed()
 }
 
 // load replaces a's conversation with the stored one, creating it if
@@ -257,7 +204,7 @@ func (j *journal) saveAs(ctx context.Context, ms messages, agents []string) erro
 	if j == nil || len(ms.list) == 0 {
 		return nil
 	}
-	if err := j.wait(); err != nil {
+	if err := j.failed(); err != nil {
 		return err
 	}
 	raw, err := ms.encoded()
@@ -287,20 +234,56 @@ func (j *journal) start(ctx context.Context, msgs []Message) {
 	a.unsaved = Usage{}
 	a.mu.Unlock()
 	msgs[len(msgs)-1].Usage = u
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	j.writing = make(chan struct{})
-	go func() {
-		defer close(j.writing)
-		defer cancel()
-		if err := j.store.Append(ctx, j.user, j.id, j.count, msgs...); err != nil {
-			a.mu.Lock()
-			a.unsaved.add(u)
-			a.mu.Unlock()
-			j.err = fmt.Errorf("saving to conversation %q: %w", j.id, err)
-			return
+	p := pendingSave{msgs, a, u}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.err != nil:
+		p.giveBack()
+	case j.writing != nil:
+		j.queued = append(j.queued, p)
+	default:
+		j.writing = make(chan struct{})
+		go j.write(context.WithoutCancel(ctx), []pendingSave{p})
+	}
+}
+
+// write appends the messages of saves, then those of the saves queued
+// meanwhile, until none is left or one fails. A failed write's usage goes
+// back to its agents, unsaved, as does that of the saves queued after it.
+func (j *journal) write(ctx context.Context, saves []pendingSave) {
+	for len(saves) > 0 {
+		var msgs []Message
+		for _, p := range saves {
+			msgs = append(msgs, p.msgs...)
 		}
-		j.count += int64(len(msgs))
-	}()
+		wctx, cancel := context.WithTimeout(ctx, saveTimeout)
+		err := j.store.Append(wctx, j.user, j.id, j.count, msgs...) // count is this goroutine's until it ends
+		cancel()
+		j.mu.Lock()
+		if err != nil {
+			j.err = fmt.Errorf("saving to conversation %q: %w", j.id, err)
+			for _, p := range append(saves, j.queued...) {
+				p.giveBack()
+			}
+			j.queued = nil
+		} else {
+			j.count += int64(len(msgs))
+		}
+		saves, j.queued = j.queued, nil
+		if len(saves) == 0 {
+			close(j.writing)
+			j.writing = nil
+		}
+		j.mu.Unlock()
+	}
+}
+
+// giveBack returns the save's usage to its agent, unsaved.
+func (p pendingSave) giveBack() {
+	p.agent.mu.Lock()
+	p.agent.unsaved.add(p.usage)
+	p.agent.mu.Unlock()
 }
 
 // saveOne appends one message.
@@ -342,13 +325,8 @@ func (j *journal) failed() error {
 	if j == nil {
 		return nil
 	}
-	if j.writing != nil {
-		select {
-		case <-j.writing:
-		default:
-			return nil // under way
-		}
-	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	return j.err
 }
 

@@ -227,3 +227,70 @@ var (
 	// already.
 	ErrTaskExists = errors.New("robby: task exists")
 )
+
+// WithConversation binds a run to conversation id of user in store. The run
+// starts from the stored conversation, which replaces the agent's own. The
+// agent's system prompt and [WithParams] messages come first and are not
+// stored.
+//
+// The run saves every message as it happens, in order: the prompt and the
+// results the run starts with, each assistant message with its tool calls,
+// each tool result as soon as its tool returns, and the answer. The writes
+// go one at a time, in order (saves made while one is written go in the
+// next), and the run goes on meanwhile, except where a crash would lose work: a tool that is not [Tool.Idempotent]
+// runs only once its call is stored, and the run returns only once all it
+// wrote is. So the model reads the prompt while it is being saved. A save
+// that fails ends the run at its next save or at its end. The error that ends
+// a run is saved as an error record the model never sees.
+//
+// If the user has no conversation with that ID, it is created, titled with
+// the prompt. Each message is stored with the usage of the model calls made
+// since the one before it ([Message.Usage]). [Agent.Usage] starts from the
+// conversation's total. So it is the conversation's usage, whatever processes
+// wrote it.
+//
+// A run bound to a conversation that a crash interrupted first finishes what
+// was left. Each call of the agent's own tools without a result is run again
+// if the tool is [Tool.Idempotent]. Otherwise it is answered with an error
+// wrapping [ErrInterrupted], which the model reads. Then the run goes on.
+// [Agent.Resume] with WithConversation does only that and asks the model for
+// what comes next. Calls of tools the agent does not have (caller-run tools)
+// are left to [WithToolResults].
+//
+// Any number of agents and processes may bind runs to the same stored
+// conversation, one run at a time. A run that finds the conversation changed
+// by another one meanwhile fails with an error wrapping [ErrConflict], having
+// saved nothing twice. A run whose save fails stops with the store's error.
+func WithConversation(store Store, user, id string) RunOption {
+	return func(rc *runConfig) error {
+		if store == nil || id == "" {
+			return errors.New("robby: WithConversation: a store and a conversation ID are needed")
+		}
+		rc.journal = &journal{store: store, user: user, id: id}
+		return nil
+	}
+}
+
+// WithStoredConversation is [WithConversation] for a caller that holds
+// conversation c of store as stored: c and its messages, as [Store.Load]
+// returns them, or as the caller just wrote them ([Store.Fork]). The run
+// starts from them without reading the store again. Had the conversation
+// changed meanwhile, the run's first save fails with an error wrapping
+// [ErrConflict], as with WithConversation. A server that has just stored a
+// request's input so saves a read a request. The option is for one run:
+// another run with it would start from the same messages, and fail so.
+func WithStoredConversation(store Store, c Conversation, msgs []Message) RunOption {
+	return func(rc *runConfig) error {
+		if store == nil || c.ID == "" || int64(len(msgs)) != c.Messages {
+			return errors.New("robby: WithStoredConversation: a store, a conversation ID and its messages are needed")
+		}
+		rc.journal = &journal{store: store, user: c.User, id: c.ID, held: &held{c, msgs}}
+		return nil
+	}
+}
+
+// held is a stored conversation a journal starts from without loading it.
+type held struct {
+	c    Conversation
+	msgs []Message
+}
