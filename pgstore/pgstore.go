@@ -77,7 +77,8 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Create implements [robby.Store].
+// Create implements [robby.Store]: one statement stores the conversation,
+// its segment and msgs, in one round trip.
 func (s *Store) Create(ctx context.Context, c robby.Conversation, msgs ...robby.Message) (robby.Conversation, error) {
 	if err := checkMessages(msgs); err != nil {
 		return robby.Conversation{}, err
@@ -89,24 +90,29 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation, msgs ...robby.
 	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		seg, err := newSegment(ctx, tx, c.User, 0, 0)
-		if err != nil {
-			return err
-		}
-		if err := insertConversation(ctx, tx, c, seg); err != nil {
-			return err
-		}
-		if len(msgs) == 0 {
-			return nil
-		}
-		return appendTo(ctx, tx, c.User, c.ID, 0, msgs, c.Created)
-	})
+	c = counted(c, msgs)
+	args := append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated},
+		convstore.Usage(c.Usage).Args()...), messageArrays(msgs)...)
+	_, err := s.pool.Exec(ctx, `WITH s AS (
+			INSERT INTO robby_store_segments (user_id, parent, base, refs) VALUES ($2, NULL, 0, 1) RETURNING id
+		), c AS (
+			INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, (SELECT id FROM s)) RETURNING segment
+		)
+		INSERT INTO robby_store_messages (segment, seq, chat, error, agent, created, `+convstore.UsageColumns+`)
+		SELECT c.segment, m.ord, m.chat::json, m.error, m.agent, $6, m.p, m.c, m.t, m.cp, m.r, m.cost
+		FROM c, `+unnestMessages(14), args...)
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == uniqueViolation {
+		return robby.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, robby.ErrConversationExists)
+	}
 	if err != nil {
 		return robby.Conversation{}, err
 	}
-	return counted(c, msgs), nil
+	return c, nil
 }
+
+// uniqueViolation is PostgreSQL's error code for a key stored already.
+const uniqueViolation = "23505"
 
 // counted is c once msgs were appended to it.
 func counted(c robby.Conversation, msgs []robby.Message) robby.Conversation {
@@ -142,7 +148,18 @@ func insertConversation(ctx context.Context, q querier, c robby.Conversation, se
 // messages after lo up to hi. Each step up is a lookup (see holder).
 const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 	SELECT id, parent, base, $2::bigint FROM robby_store_segments WHERE id = $1
-	UNION ALL
+	` + chainUp
+
+// conversationChain is chain from the segment of a conversation up, to the
+// messages it counts. The query's arguments are the user and the
+// conversation's ID.
+const conversationChain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
+	SELECT s.id, s.parent, s.base, c.messages FROM robby_store_conversations c
+		JOIN robby_store_segments s ON s.id = c.segment WHERE c.user_id = $1 AND c.id = $2
+	` + chainUp
+
+// chainUp is the recursive step of the chains.
+const chainUp = `UNION ALL
 	SELECT s.id, s.parent, s.base, chain.lo FROM chain, LATERAL (
 		SELECT id, parent, base FROM robby_store_segments WHERE id = chain.parent LIMIT 1
 	) s
@@ -175,43 +192,60 @@ func getConversation(ctx context.Context, q querier, user, id, lock string) (rob
 // Load implements [robby.Store]. It reads from one snapshot, so the messages
 // are those the conversation counts. They are its segment's, and those before
 // each fork up the chain of segments it continues. Each segment's are an index
-// range. OFFSET 0 keeps the subquery a lookup a segment (see holder).
+// range. OFFSET 0 keeps the subquery a lookup a segment (see holder). The
+// transaction and its two queries go in one round trip.
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
-	var c robby.Conversation
-	var msgs []robby.Message
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var err error
-		var seg int64
-		if c, seg, err = getConversation(ctx, tx, user, id, ""); err != nil {
-			return err
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`)
+	b.Queue(`SELECT `+conversationColumns+` FROM robby_store_conversations WHERE user_id = $1 AND id = $2`, user, id)
+	b.Queue(conversationChain+`SELECT m.* FROM chain, LATERAL (
+			SELECT seq, chat, error, agent, created, `+convstore.UsageColumns+` FROM robby_store_messages
+			WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
+		) m
+		ORDER BY m.seq`, user, id)
+	b.Queue(`COMMIT`)
+	br := s.pool.SendBatch(ctx, b)
+	c, msgs, err := loadResults(br)
+	if err := errors.Join(err, br.Close()); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 		}
-		rows, err := tx.Query(ctx, chain+`SELECT m.* FROM chain, LATERAL (
-				SELECT seq, chat, error, agent, created, `+convstore.UsageColumns+` FROM robby_store_messages
-				WHERE segment = chain.segment AND seq > chain.lo AND seq <= chain.hi OFFSET 0
-			) m
-			ORDER BY m.seq`, seg, c.Messages)
-		if err != nil {
-			return err
-		}
-		msgs = make([]robby.Message, 0, c.Messages)
-		var m robby.Message
-		var errText *string
-		dest := append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Agent, &m.Created}, (*convstore.Usage)(&m.Usage).Dest()...)
-		_, err = pgx.ForEachRow(rows, dest, func() error {
-			if errText != nil {
-				m.Error = *errText
-			}
-			m.Created = m.Created.UTC()
-			msgs = append(msgs, m)
-			m = robby.Message{}
-			return nil
-		})
-		return err
-	})
-	if err != nil {
 		return robby.Conversation{}, nil, err
 	}
 	return c, msgs, nil
+}
+
+// loadResults reads the results of Load's batch.
+func loadResults(br pgx.BatchResults) (robby.Conversation, []robby.Message, error) {
+	if _, err := br.Exec(); err != nil {
+		return robby.Conversation{}, nil, err
+	}
+	c, err := scanConversation(br.QueryRow())
+	if err != nil {
+		return c, nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return c, nil, err
+	}
+	msgs := make([]robby.Message, 0, c.Messages)
+	var m robby.Message
+	var errText *string
+	dest := append([]any{&m.Seq, (*[]byte)(&m.Chat), &errText, &m.Agent, &m.Created}, (*convstore.Usage)(&m.Usage).Dest()...)
+	_, err = pgx.ForEachRow(rows, dest, func() error {
+		if errText != nil {
+			m.Error = *errText
+		}
+		m.Created = m.Created.UTC()
+		msgs = append(msgs, m)
+		m = robby.Message{}
+		return nil
+	})
+	if err != nil {
+		return c, nil, err
+	}
+	_, err = br.Exec()
+	return c, msgs, err
 }
 
 // Append implements [robby.Store]: one statement counts the messages and
@@ -223,9 +257,9 @@ func (s *Store) Append(ctx context.Context, user, id string, after int64, msgs .
 	return appendTo(ctx, s.pool, user, id, after, msgs, convstore.Now())
 }
 
-// appendTo stores msgs at the end of a conversation that holds after. With
-// no msgs, it marks the conversation updated, if it holds after.
-func appendTo(ctx context.Context, q querier, user, id string, after int64, msgs []robby.Message, now time.Time) error {
+// messageArrays returns the columns of msgs as arrays, the arguments of
+// unnestMessages: chat, error, each of convstore.UsageColumns, and agent.
+func messageArrays(msgs []robby.Message) []any {
 	chats, errs, agents := make([]*string, len(msgs)), make([]*string, len(msgs)), make([]string, len(msgs))
 	var tokens [5][]int64 // each of convstore.UsageColumns but cost, by message
 	for j := range tokens {
@@ -246,22 +280,34 @@ func appendTo(ctx context.Context, q querier, user, id string, after int64, msgs
 		}
 		costs[i] = u.Cost
 	}
-	args := append([]any{user, id, after, len(msgs), now, chats, errs},
-		tokens[0], tokens[1], tokens[2], tokens[3], tokens[4], costs)
+	return []any{chats, errs, tokens[0], tokens[1], tokens[2], tokens[3], tokens[4], costs, agents}
+}
+
+// unnestMessages is the rows of messageArrays, given as arguments from $first
+// on, as m(chat, error, p, c, t, cp, r, cost, agent, ord).
+func unnestMessages(first int) string {
+	return fmt.Sprintf(`unnest($%d::text[], $%d::text[], $%d::bigint[], $%d::bigint[], $%d::bigint[], $%d::bigint[],
+		$%d::bigint[], $%d::float8[], $%d::text[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, agent, ord)`,
+		first, first+1, first+2, first+3, first+4, first+5, first+6, first+7, first+8)
+}
+
+// appendTo stores msgs at the end of a conversation that holds after. With
+// no msgs, it marks the conversation updated, if it holds after.
+func appendTo(ctx context.Context, q querier, user, id string, after int64, msgs []robby.Message, now time.Time) error {
+	args := append(append([]any{user, id, after, len(msgs), now}, convstore.Usage(convstore.SumUsage(msgs, usageOf)).Args()...),
+		messageArrays(msgs)...)
 	tag, err := q.Exec(ctx, `WITH c AS (
 			UPDATE robby_store_conversations SET messages = messages + $4, updated = $5,
-				prompt_tokens = least(prompt_tokens::numeric + $14, `+maxBigint+`)::bigint,
-				completion_tokens = least(completion_tokens::numeric + $15, `+maxBigint+`)::bigint,
-				total_tokens = least(total_tokens::numeric + $16, `+maxBigint+`)::bigint,
-				cached_prompt_tokens = least(cached_prompt_tokens::numeric + $17, `+maxBigint+`)::bigint,
-				reasoning_tokens = least(reasoning_tokens::numeric + $18, `+maxBigint+`)::bigint, cost = cost + $19
+				prompt_tokens = least(prompt_tokens::numeric + $6, `+maxBigint+`)::bigint,
+				completion_tokens = least(completion_tokens::numeric + $7, `+maxBigint+`)::bigint,
+				total_tokens = least(total_tokens::numeric + $8, `+maxBigint+`)::bigint,
+				cached_prompt_tokens = least(cached_prompt_tokens::numeric + $9, `+maxBigint+`)::bigint,
+				reasoning_tokens = least(reasoning_tokens::numeric + $10, `+maxBigint+`)::bigint, cost = cost + $11
 			WHERE user_id = $1 AND id = $2 AND messages = $3 RETURNING segment
 		)
 		INSERT INTO robby_store_messages (segment, seq, chat, error, agent, created, `+convstore.UsageColumns+`)
 		SELECT c.segment, $3 + m.ord, m.chat::json, m.error, m.agent, $5, m.p, m.c, m.t, m.cp, m.r, m.cost
-		FROM c, unnest($6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[],
-			$13::float8[], $20::text[]) WITH ORDINALITY AS m(chat, error, p, c, t, cp, r, cost, agent, ord)`,
-		append(append(args, convstore.Usage(convstore.SumUsage(msgs, usageOf)).Args()...), agents)...)
+		FROM c, `+unnestMessages(12), args...)
 	if err != nil {
 		return err
 	}
