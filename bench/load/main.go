@@ -25,8 +25,9 @@
 //	cd bench && GOWORK=off go run ./load -users 100 -store sqlite
 //	cd bench && GOWORK=off go run ./load -users 100 -store postgres://postgres@127.0.0.1:5432/load?sslmode=disable
 //
-// -profile DIR saves robby's CPU, block and mutex profiles of the run's
-// first -profile-seconds (go tool pprof DIR/responses/cpu.pprof).
+// -profile DIR saves robby's CPU, block and mutex profiles and its execution
+// trace of the run's first -profile-seconds (go tool pprof
+// DIR/responses/cpu.pprof; go tool trace DIR/responses/trace.out).
 package main
 
 import (
@@ -52,7 +53,7 @@ func main() {
 	flag.BoolVar(&cfg.Race, "race", false, "build robby with the race detector")
 	flag.BoolVar(&cfg.Limits, "limits", false, "have robby count each user's requests and tokens (limits per user it never reaches), to measure the counting")
 	flag.DurationVar(&cfg.Ramp, "ramp", 0, "time over which users start, evenly (default: all at once)")
-	flag.StringVar(&cfg.Profile, "profile", "", "directory to save robby's CPU, block and mutex profiles of the run in, one folder an API")
+	flag.StringVar(&cfg.Profile, "profile", "", "directory to save robby's CPU, block and mutex profiles and execution trace of the run in, one folder an API")
 	flag.IntVar(&cfg.ProfileSeconds, "profile-seconds", 10, "seconds of the profiles, from the run's start")
 	timeout := flag.Duration("timeout", 15*time.Minute, "time after which the whole run is cancelled")
 	flag.Parse()
