@@ -131,21 +131,9 @@ func checkMessages(msgs []robby.Message) error {
 	})
 }
 
-// insertConversation stores c, writing to segment seg.
-func insertConversation(ctx context.Context, q querier, c robby.Conversation, seg int64) error {
-	tag, err := q.Exec(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT DO NOTHING`,
-		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated},
-			convstore.Usage(c.Usage).Args()...), seg)...)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = fmt.Errorf("conversation %q: %w", c.ID, robby.ErrConversationExists)
-	}
-	return err
-}
-
 // chain is the segments that hold messages 1 to hi of a conversation, from
 // segment seg up. The query's arguments are seg and hi. Each segment holds the
-// messages after lo up to hi. Each step up is a lookup (see holder).
+// messages after lo up to hi. Each step up is a lookup (see chainUp).
 const chain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 	SELECT id, parent, base, $2::bigint FROM robby_store_segments WHERE id = $1
 	` + chainUp
@@ -158,7 +146,10 @@ const conversationChain = `WITH RECURSIVE chain(segment, parent, lo, hi) AS (
 		JOIN robby_store_segments s ON s.id = c.segment WHERE c.user_id = $1 AND c.id = $2
 	` + chainUp
 
-// chainUp is the recursive step of the chains.
+// chainUp is the recursive step of the chains. Here, in Load and in Fork,
+// each step up is a subquery with a LIMIT, which the planner keeps apart. So
+// each step is an index lookup, whatever the statistics say. A fresh table's
+// statistics would have it scan the table at every step.
 const chainUp = `UNION ALL
 	SELECT s.id, s.parent, s.base, chain.lo FROM chain, LATERAL (
 		SELECT id, parent, base FROM robby_store_segments WHERE id = chain.parent LIMIT 1
@@ -192,7 +183,7 @@ func getConversation(ctx context.Context, q querier, user, id, lock string) (rob
 // Load implements [robby.Store]. It reads from one snapshot, so the messages
 // are those the conversation counts. They are its segment's, and those before
 // each fork up the chain of segments it continues. Each segment's are an index
-// range. OFFSET 0 keeps the subquery a lookup a segment (see holder). The
+// range. OFFSET 0 keeps the subquery a lookup a segment (see chainUp). The
 // transaction and its two queries go in one round trip.
 func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, []robby.Message, error) {
 	b := &pgx.Batch{}
@@ -373,7 +364,11 @@ func (s *Store) SetMetadata(ctx context.Context, user, id string, md map[string]
 }
 
 // Fork implements [robby.Store]. The fork shares the first n messages
-// with the conversation: it stores none of them again.
+// with the conversation: it stores none of them again. It reads the
+// conversation and the segment holding message n (its parent: the segment
+// itself or one it continues, so that a chain of segments holds no segment a
+// fork skips) in one statement, and writes the fork, its segment and msgs in
+// another.
 func (s *Store) Fork(ctx context.Context, c robby.Conversation, from string, n int64, msgs ...robby.Message) (robby.Conversation, error) {
 	if err := checkMessages(msgs); err != nil {
 		return robby.Conversation{}, err
@@ -386,40 +381,66 @@ func (s *Store) Fork(ctx context.Context, c robby.Conversation, from string, n i
 	c.Created = convstore.Now()
 	c.Updated = c.Created
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		src, seg, err := getConversation(ctx, tx, c.User, from, "FOR SHARE")
+		var parent *int64 // the segment holding message n; nil when n is 0
+		src, err := scanSource(from, tx.QueryRow(ctx, `SELECT `+conversationColumns+`, (
+				WITH RECURSIVE up(id, parent, base) AS (
+					SELECT id, parent, base FROM robby_store_segments WHERE id = c.segment
+					UNION ALL
+					SELECT s.id, s.parent, s.base FROM up, LATERAL (
+						SELECT id, parent, base FROM robby_store_segments WHERE id = up.parent LIMIT 1
+					) s WHERE up.base >= $3
+				)
+				SELECT id FROM up WHERE base < $3)
+			FROM robby_store_conversations c WHERE user_id = $1 AND id = $2 FOR SHARE`, c.User, from, n), &parent)
 		if err != nil {
 			return err
 		}
 		if err := convstore.CheckFork(src.ID, src.Messages, n); err != nil {
 			return err
 		}
-		parent, err := holder(ctx, tx, seg, n)
-		if err != nil {
-			return err
+		if parent != nil {
+			if c.Usage, err = usageUpTo(ctx, tx, src, *parent, n); err != nil {
+				return err
+			}
 		}
-		if c.Usage, err = usageUpTo(ctx, tx, src, parent, n); err != nil {
-			return err
-		}
-		forkSeg, err := newSegment(ctx, tx, c.User, parent, n)
-		if err != nil {
-			return err
-		}
-		if err := insertConversation(ctx, tx, c, forkSeg); err != nil {
-			return err
-		}
-		if len(msgs) == 0 {
-			return nil
-		}
-		return appendTo(ctx, tx, c.User, c.ID, n, msgs, c.Created)
+		c = counted(c, msgs)
+		args := append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created, c.Updated},
+			convstore.Usage(c.Usage).Args()...), append(messageArrays(msgs), parent, n)...)
+		_, err = tx.Exec(ctx, `WITH s AS (
+				INSERT INTO robby_store_segments (user_id, parent, base, refs) VALUES ($2, $23, $24, 1) RETURNING id
+			), r AS (
+				UPDATE robby_store_segments SET refs = refs + 1 WHERE id = $23
+			), c AS (
+				INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, (SELECT id FROM s)) RETURNING segment
+			)
+			INSERT INTO robby_store_messages (segment, seq, chat, error, agent, created, `+convstore.UsageColumns+`)
+			SELECT c.segment, $24 + m.ord, m.chat::json, m.error, m.agent, $6, m.p, m.c, m.t, m.cp, m.r, m.cost
+			FROM c, `+unnestMessages(14), args...)
+		return err
 	})
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == uniqueViolation {
+		return robby.Conversation{}, fmt.Errorf("conversation %q: %w", c.ID, robby.ErrConversationExists)
+	}
 	if err != nil {
 		return robby.Conversation{}, err
 	}
-	return counted(c, msgs), nil
+	return c, nil
+}
+
+// scanSource reads conversation id, which a fork continues, and the columns
+// after its own into extra. A conversation that is not there is
+// robby.ErrNoConversation.
+func scanSource(id string, row pgx.Row, extra ...any) (robby.Conversation, error) {
+	c, err := scanConversation(row, extra...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
+	}
+	return c, err
 }
 
 // usageUpTo sums the usage of the first n messages of conversation src.
-// Segment seg holds message n ([holder]).
+// Segment seg holds message n (the parent Fork finds).
 func usageUpTo(ctx context.Context, q querier, src robby.Conversation, seg, n int64) (robby.Usage, error) {
 	if n == src.Messages {
 		return src.Usage, nil

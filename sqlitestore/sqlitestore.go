@@ -151,6 +151,7 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation, msgs ...robby.
 	c.Metadata = maps.Clone(c.Metadata)
 	c.Created = convstore.Now()
 	c.Updated = c.Created
+	c = counted(c, msgs)
 	err := s.inTx(ctx, func(ctx context.Context, tx stmtTx) error {
 		seg, err := newSegment(ctx, tx, c.User, 0, 0)
 		if err != nil {
@@ -159,12 +160,12 @@ func (s *Store) Create(ctx context.Context, c robby.Conversation, msgs ...robby.
 		if err := insertConversation(ctx, tx, c, seg); err != nil {
 			return err
 		}
-		return appendTx(ctx, tx, c.User, c.ID, 0, msgs, c.Created)
+		return insertMessages(ctx, tx, seg, 0, msgs, c.Created)
 	})
 	if err != nil {
 		return robby.Conversation{}, err
 	}
-	return counted(c, msgs), nil
+	return c, nil
 }
 
 // counted is c once msgs were appended to it.
@@ -184,23 +185,16 @@ func checkMessages(msgs []robby.Message) error {
 	})
 }
 
-// insertConversation stores c, writing to segment seg.
+// insertConversation stores c, as counted, writing to segment seg.
 func insertConversation(ctx context.Context, tx stmtTx, c robby.Conversation, seg int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	err := tx.QueryRowContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING segment`,
 		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro()},
-			convstore.Usage(c.Usage).Args()...), seg)...)
-	if err != nil {
-		return err
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT changes()`).Scan(&n); err != nil {
-		return err
-	}
-	if n == 0 {
+			convstore.Usage(c.Usage).Args()...), seg)...).Scan(&seg)
+	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("conversation %q: %w", c.ID, robby.ErrConversationExists)
 	}
-	return nil
+	return err
 }
 
 // Load implements [robby.Store]. It reads in one transaction, so the messages
@@ -301,6 +295,12 @@ func appendTx(ctx context.Context, tx stmtTx, user, id string, after int64, msgs
 	if err != nil {
 		return err
 	}
+	return insertMessages(ctx, tx, seg, after, msgs, now)
+}
+
+// insertMessages stores msgs in segment seg, after message after. The
+// conversation counts them already.
+func insertMessages(ctx context.Context, tx stmtTx, seg, after int64, msgs []robby.Message, now time.Time) error {
 	for i, m := range msgs {
 		errText := sql.NullString{String: m.Error, Valid: m.Chat == nil}
 		args := append([]any{seg, after + 1 + int64(i), []byte(m.Chat), errText, m.Agent, now.UnixMicro()}, convstore.Usage(m.Usage).Args()...)
@@ -436,10 +436,10 @@ func (s *Store) Fork(ctx context.Context, c robby.Conversation, from string, n i
 		if err != nil {
 			return err
 		}
-		if err := insertConversation(ctx, tx, c, forkSeg); err != nil {
+		if err := insertConversation(ctx, tx, counted(c, msgs), forkSeg); err != nil {
 			return err
 		}
-		return appendTx(ctx, tx, c.User, c.ID, n, msgs, c.Created)
+		return insertMessages(ctx, tx, forkSeg, n, msgs, c.Created)
 	})
 	if err != nil {
 		return robby.Conversation{}, err
