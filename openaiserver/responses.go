@@ -90,6 +90,12 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		h.startBackground(w, r, run)
 		return
 	}
+	h.respond(w, r, req, run)
+}
+
+// respond runs a response that is not in the background, and answers with
+// it: streamed, or as one object. Its conversation is written meanwhile.
+func (h *Handler) respond(w http.ResponseWriter, r *http.Request, req *responsesRequest, run *responseRun) {
 	ctx, fail := context.WithCancelCause(r.Context())
 	defer fail(nil)
 	created := h.create(ctx, run, fail)
@@ -104,26 +110,21 @@ func (h *Handler) createResponse(w http.ResponseWriter, r *http.Request) {
 		stop := h.heartbeat(ctx, run, created)
 		defer func() { stop(); h.record(ctx, run, reply.resp, created) }()
 	}
+	var res *robby.Result
+	var err error
 	if req.wire.Stream {
 		reply.announce() // the client has the response's ID once stored: to cancel it, to GET it
 		err = reply.stream(run.conv.ResumeStream(ctx, run.opts...))
 	} else {
-		var res *robby.Result
 		res, err = run.conv.Resume(ctx, run.opts...)
-		if cerr := created.wait(); cerr != nil {
-			h.refuse(w, r, cerr, "previous_response_id")
-			return
-		}
-		if err == nil || limited(err) {
-			reply.complete(res, err)
-			return
-		}
 	}
-	if cerr := created.wait(); cerr != nil && !reply.started {
-		h.refuse(w, r, cerr, "previous_response_id")
+	if cerr := created.wait(); cerr != nil && !reply.started { // nothing written: the store's error
+		h.refuse(w, r, cerr, "")
 		return
 	}
 	switch {
+	case !req.wire.Stream && (err == nil || limited(err)):
+		reply.complete(res, err)
 	case err == nil:
 	case errors.Is(context.Cause(ctx), errCancelled):
 		reply.cancelled()

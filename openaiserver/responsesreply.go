@@ -155,8 +155,10 @@ func callItem(id string, i int, c wireToolCall, status string) wireOutputItem {
 // nothing then.
 func (rr *responsesReply) stream(events iter.Seq2[robby.Event, error]) error {
 	for ev, err := range events {
-		if err := rr.waitAnnounced(); err != nil {
-			return err
+		if rr.announced != nil { // the first event
+			if err := rr.waitAnnounced(); err != nil {
+				return err
+			}
 		}
 		if ev.Agent != "" {
 			rr.agent = ev.Agent

@@ -58,16 +58,6 @@ func (h *Handler) create(ctx context.Context, run *responseRun, fail context.Can
 	return c
 }
 
-// ready is closed once the write ended; at once for a nil creation.
-func (c *creation) ready() <-chan struct{} {
-	if c == nil {
-		return closedChan
-	}
-	return c.done
-}
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 // wait waits for the write to end, and returns its error.
 func (c *creation) wait() error {
 	if c == nil {
@@ -125,13 +115,15 @@ func (h *Handler) heartbeat(ctx context.Context, run *responseRun, created *crea
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		select {
-		case <-created.ready():
-		case <-done:
-			return
-		}
-		if created.wait() != nil {
-			return
+		if created != nil {
+			select {
+			case <-created.done:
+			case <-done:
+				return
+			}
+			if created.err != nil {
+				return
+			}
 		}
 		tick := time.NewTicker(h.opts.Heartbeat)
 		defer tick.Stop()

@@ -168,16 +168,20 @@ const sumUsage = `least(coalesce(sum(m.prompt_tokens), 0), ` + maxBigint + `)::b
 // maxBigint is the largest count a conversation's usage sums to.
 const maxBigint = "9223372036854775807"
 
-// getConversation returns a conversation and the segment it writes to;
-// lock is empty or a locking clause ("FOR SHARE").
-func getConversation(ctx context.Context, q querier, user, id, lock string) (robby.Conversation, int64, error) {
-	var seg int64
-	c, err := scanConversation(q.QueryRow(ctx, `SELECT `+conversationColumns+`, segment
-		FROM robby_store_conversations WHERE user_id = $1 AND id = $2 `+lock, user, id), &seg)
+// getConversation returns a conversation.
+func getConversation(ctx context.Context, q querier, user, id string) (robby.Conversation, error) {
+	return scanExisting(id, q.QueryRow(ctx, `SELECT `+conversationColumns+`
+		FROM robby_store_conversations WHERE user_id = $1 AND id = $2`, user, id))
+}
+
+// scanExisting reads conversation id as scanConversation does. A
+// conversation that is not there is robby.ErrNoConversation.
+func scanExisting(id string, row pgx.Row, extra ...any) (robby.Conversation, error) {
+	c, err := scanConversation(row, extra...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, 0, fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
+		return c, fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
 	}
-	return c, seg, err
+	return c, err
 }
 
 // Load implements [robby.Store]. It reads from one snapshot, so the messages
@@ -196,22 +200,19 @@ func (s *Store) Load(ctx context.Context, user, id string) (robby.Conversation, 
 		ORDER BY m.seq`, user, id)
 	b.Queue(`COMMIT`)
 	br := s.pool.SendBatch(ctx, b)
-	c, msgs, err := loadResults(br)
+	c, msgs, err := loadResults(br, id)
 	if err := errors.Join(err, br.Close()); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			err = fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
-		}
 		return robby.Conversation{}, nil, err
 	}
 	return c, msgs, nil
 }
 
-// loadResults reads the results of Load's batch.
-func loadResults(br pgx.BatchResults) (robby.Conversation, []robby.Message, error) {
+// loadResults reads the results of Load's batch for conversation id.
+func loadResults(br pgx.BatchResults, id string) (robby.Conversation, []robby.Message, error) {
 	if _, err := br.Exec(); err != nil {
 		return robby.Conversation{}, nil, err
 	}
-	c, err := scanConversation(br.QueryRow())
+	c, err := scanExisting(id, br.QueryRow())
 	if err != nil {
 		return c, nil, err
 	}
@@ -305,7 +306,7 @@ func appendTo(ctx context.Context, q querier, user, id string, after int64, msgs
 	if tag.RowsAffected() == int64(len(msgs)) && len(msgs) > 0 {
 		return nil
 	}
-	c, _, err := getConversation(ctx, q, user, id, "")
+	c, err := getConversation(ctx, q, user, id)
 	if err == nil && c.Messages != after {
 		err = fmt.Errorf("conversation %q holds %d messages, not %d: %w", id, c.Messages, after, robby.ErrConflict)
 	}
@@ -382,7 +383,7 @@ func (s *Store) Fork(ctx context.Context, c robby.Conversation, from string, n i
 	c.Updated = c.Created
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var parent *int64 // the segment holding message n; nil when n is 0
-		src, err := scanSource(from, tx.QueryRow(ctx, `SELECT `+conversationColumns+`, (
+		src, err := scanExisting(from, tx.QueryRow(ctx, `SELECT `+conversationColumns+`, (
 				WITH RECURSIVE up(id, parent, base) AS (
 					SELECT id, parent, base FROM robby_store_segments WHERE id = c.segment
 					UNION ALL
@@ -426,17 +427,6 @@ func (s *Store) Fork(ctx context.Context, c robby.Conversation, from string, n i
 		return robby.Conversation{}, err
 	}
 	return c, nil
-}
-
-// scanSource reads conversation id, which a fork continues, and the columns
-// after its own into extra. A conversation that is not there is
-// robby.ErrNoConversation.
-func scanSource(id string, row pgx.Row, extra ...any) (robby.Conversation, error) {
-	c, err := scanConversation(row, extra...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, fmt.Errorf("conversation %q: %w", id, robby.ErrNoConversation)
-	}
-	return c, err
 }
 
 // usageUpTo sums the usage of the first n messages of conversation src.

@@ -185,12 +185,14 @@ func checkMessages(msgs []robby.Message) error {
 	})
 }
 
-// insertConversation stores c, as counted, writing to segment seg.
+// insertConversation stores c, as counted, writing to segment seg. A row
+// comes back only when it was inserted.
 func insertConversation(ctx context.Context, tx stmtTx, c robby.Conversation, seg int64) error {
+	var inserted int64
 	err := tx.QueryRowContext(ctx, `INSERT INTO robby_store_conversations (`+conversationColumns+`, segment)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING segment`,
 		append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages, c.Created.UnixMicro(), c.Updated.UnixMicro()},
-			convstore.Usage(c.Usage).Args()...), seg)...).Scan(&seg)
+			convstore.Usage(c.Usage).Args()...), seg)...).Scan(&inserted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("conversation %q: %w", c.ID, robby.ErrConversationExists)
 	}
