@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -57,6 +58,11 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, f httpFlags
 		// No WriteTimeout: an answer streams for as long as the agent works.
 		BaseContext: func(net.Listener) context.Context { return base },
 	}
+	// Shutdown runs its hooks once it has closed the listeners: the log
+	// says "no new requests" only when it is so.
+	closed := make(chan struct{})
+	var closing sync.Once
+	srv.RegisterOnShutdown(func() { closing.Do(func() { close(closed) }) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -64,8 +70,11 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, f httpFlags
 		return err
 	case <-ctx.Done():
 	}
+	drained := make(chan bool, 1)
+	go func() { drained <- shutdown(srv, f.drain) }()
+	<-closed
 	fmt.Fprintf(stderr, "robby: shutting down: no new requests; those in flight have %v to finish\n", f.drain)
-	if !shutdown(srv, f.drain) {
+	if !<-drained {
 		fmt.Fprintln(stderr, "robby: drain over: cancelling the requests still running")
 		cut(http.ErrServerClosed)
 		if !shutdown(srv, cutGrace) {
