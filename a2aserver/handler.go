@@ -104,7 +104,7 @@ type Options struct {
 type Handler struct {
 	agent   *robby.Agent
 	opts    Options
-	guard   httpapi.Guard
+	guard   *httpapi.Guard
 	rpc     http.Handler
 	rest    http.Handler
 	card    http.Handler

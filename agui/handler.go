@@ -50,7 +50,7 @@ type Options struct {
 type Handler struct {
 	agent *robby.Agent
 	opts  Options
-	guard httpapi.Guard
+	guard *httpapi.Guard
 }
 
 // New serves agent. opts is copied.

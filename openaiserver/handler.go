@@ -146,7 +146,7 @@ type Handler struct {
 	opts   Options
 	mux    *http.ServeMux
 	runs   runs // the stored responses running, for cancel
-	guard  httpapi.Guard
+	guard  *httpapi.Guard
 	bg     background
 }
 

@@ -51,7 +51,7 @@ type Options struct {
 type Handler struct {
 	agent *robby.Agent
 	opts  Options
-	guard httpapi.Guard
+	guard *httpapi.Guard
 	mux   *http.ServeMux
 }
 

@@ -51,7 +51,7 @@ func (f *limitFlags) limiter(agent *agentFlags, tokens serveTokens, log *slog.Lo
 	if err := f.check(agent.budget.prices != ""); err != nil || *f == (limitFlags{}) {
 		return nil, err
 	}
-	l := &limiter{limits: *f, guard: httpapi.Guard{Tokens: tokens}, log: log, now: time.Now}
+	l := &limiter{limits: *f, guard: httpapi.NewGuard(tokens, nil), log: log, now: time.Now}
 	agent.extra = append(agent.extra, robby.WithModelMiddleware(l.middleware))
 	return l, nil
 }
@@ -90,7 +90,7 @@ const (
 type limiter struct {
 	limits limitFlags
 	counts counter
-	guard  httpapi.Guard // the server's tokens, to know the user before the route does
+	guard  *httpapi.Guard // the server's tokens, to know the user before the route does
 	log    *slog.Logger
 	now    func() time.Time
 }

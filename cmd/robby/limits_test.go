@@ -64,7 +64,7 @@ func limitError(t *testing.T, w *httptest.ResponseRecorder) httpapi.ErrorBody {
 func TestLimiterRequestsPerMinute(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 28, 9, 30, 15, 0, time.UTC)}
 	l := &limiter{limits: limitFlags{rpm: 2}, counts: &memCounts{}, now: clock.now,
-		guard: httpapi.Guard{Tokens: map[string]string{"a-tok": "ann", "b-tok": "bob"}}, log: slog.New(slog.DiscardHandler)}
+		guard: httpapi.NewGuard(map[string]string{"a-tok": "ann", "b-tok": "bob"}, nil), log: slog.New(slog.DiscardHandler)}
 	var passed []string
 	h := l.handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := "-" // no run counted
@@ -107,7 +107,7 @@ func TestLimiterTokensAndCostPerDay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &fakeClock{t: time.Date(2026, 11, 28, 21, 0, 0, 0, time.UTC)}
 			counts := &memCounts{}
-			l := &limiter{limits: tc.limits, counts: counts, now: clock.now, log: slog.New(slog.DiscardHandler)}
+			l := &limiter{limits: tc.limits, counts: counts, guard: httpapi.NewGuard(nil, nil), now: clock.now, log: slog.New(slog.DiscardHandler)}
 			call := func(ctx context.Context, tokens int64, cost float64) {
 				res, err := l.middleware(ctx, &robby.ModelRequest{}, func(context.Context, *robby.ModelRequest) (*robby.ModelResponse, error) {
 					return &robby.ModelResponse{Usage: robby.Usage{TotalTokens: tokens, Cost: cost}}, nil
@@ -244,7 +244,7 @@ func BenchmarkLimiter(b *testing.B) {
 	b.Cleanup(func() { store.Close() })
 	for name, counts := range map[string]counter{"memory": &memCounts{}, "sqlite": store} {
 		b.Run(name, func(b *testing.B) {
-			l := &limiter{limits: limitFlags{rpm: 1 << 30, tokensDay: 1 << 40}, counts: counts, now: time.Now, log: slog.New(slog.DiscardHandler)}
+			l := &limiter{limits: limitFlags{rpm: 1 << 30, tokensDay: 1 << 40}, counts: counts, guard: httpapi.NewGuard(nil, nil), now: time.Now, log: slog.New(slog.DiscardHandler)}
 			next := func(context.Context, *robby.ModelRequest) (*robby.ModelResponse, error) {
 				return &robby.ModelResponse{Usage: robby.Usage{TotalTokens: 100}}, nil
 			}

@@ -111,7 +111,7 @@ func (m *mcpFlags) serve(ctx context.Context, stdin io.Reader, stdout, stderr io
 	}
 	var h http.Handler = srv
 	if len(tokens) > 0 {
-		h = auth.RequireBearerToken(tokens.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+		h = auth.RequireBearerToken(tokens.verifier(), &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)

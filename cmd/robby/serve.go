@@ -238,7 +238,7 @@ func (s served) agui() agui.Options {
 // the UI message stream and its chats, AG-UI, and the OpenAI-compatible endpoint. The endpoint also
 // answers unknown URLs. All but the page check the same tokens and origins.
 func serveMux(agent *robby.Agent, endpoint *openaiserver.Handler, sh served) http.Handler {
-	page := pageHandler(agent, httpapi.Guard{Tokens: sh.tokens, Origins: sh.origins}, sh.log)
+	page := pageHandler(agent, httpapi.NewGuard(sh.tokens, sh.origins), sh.log)
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /assets/", page)

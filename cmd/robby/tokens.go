@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/subtle"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/robby-go/robby/internal/httpapi"
 )
 
 // tokenFlags are the bearer tokens of the commands that serve over HTTP,
@@ -63,19 +64,17 @@ func (t *tokenFlags) resolve(addr string) (serveTokens, error) {
 // user. The tokens never appear in an error or a log.
 type serveTokens map[string]string
 
-// verify is the go-sdk's token verifier of the tokens: the user is the
+// verifier is the go-sdk's token verifier of the tokens: the user is the
 // token's.
-func (t serveTokens) verify(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
-	var info *auth.TokenInfo
-	for token, user := range t { // each compared, in constant time
-		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
-			info = &auth.TokenInfo{UserID: user}
+func (t serveTokens) verifier() auth.TokenVerifier {
+	guard := httpapi.NewGuard(t, nil)
+	return func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+		user, ok := guard.User(got)
+		if !ok {
+			return nil, auth.ErrInvalidToken
 		}
+		return &auth.TokenInfo{UserID: user}, nil
 	}
-	if info == nil {
-		return nil, auth.ErrInvalidToken
-	}
-	return info, nil
 }
 
 // add takes "USER:TOKEN", or a bare "TOKEN" of the user "". The part before the

@@ -37,7 +37,7 @@ const maxPromptArgsBytes = 64 << 10
 // page needs no token: it holds no data. It also serves the MCP servers'
 // prompts, which an empty chat offers as starters, under /api/prompts; those
 // take the API's tokens and origins, as guard checks.
-func pageHandler(agent *robby.Agent, guard httpapi.Guard, logger *slog.Logger) http.Handler {
+func pageHandler(agent *robby.Agent, guard *httpapi.Guard, logger *slog.Logger) http.Handler {
 	sub, err := fs.Sub(web, "web")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
@@ -63,7 +63,7 @@ func pageHandler(agent *robby.Agent, guard httpapi.Guard, logger *slog.Logger) h
 }
 
 // guarded checks a request's origin and token before next.
-func guarded(guard httpapi.Guard, next http.Handler) http.Handler {
+func guarded(guard *httpapi.Guard, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r, ok := guard.Admit(w, r); ok {
 			next.ServeHTTP(w, r)

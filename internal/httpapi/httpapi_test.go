@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -32,9 +33,9 @@ func TestSameOrigin(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			g := &Guard{}
+			g := NewGuard(nil, nil)
 			if c.tokens {
-				g.Tokens = map[string]string{"tok": "u"}
+				g = NewGuard(map[string]string{"tok": "u"}, nil)
 			}
 			r := httptest.NewRequest(http.MethodPost, "http://"+c.host+"/api/chat", nil)
 			r.Host = c.host
@@ -99,4 +100,50 @@ func FuzzReplaceLoneSurrogates(f *testing.F) {
 			t.Fatalf("%q became %q: %#v, %v; before: %#v, %v", body, b, got, err, want, wantErr)
 		}
 	})
+}
+
+func TestAuthenticate(t *testing.T) {
+	g := NewGuard(map[string]string{"tok-a": "ann", "tok-b": "bob", "tok-e": ""}, nil)
+	for _, c := range []struct {
+		header string
+		user   string
+		ok     bool
+	}{
+		{"Bearer tok-a", "ann", true},
+		{"bearer tok-b", "bob", true},
+		{"  BEARER   tok-a ", "ann", true},
+		{"Bearer tok-e", "", true}, // a token may name the user ""
+		{"Bearer tok-", "", false},
+		{"Bearer tok-a2", "", false},
+		{"Basic tok-a", "", false},
+		{"tok-a", "", false},
+		{"", "", false},
+	} {
+		user, ok := g.Authenticate(c.header)
+		assert.Equal(t, c.ok, ok, "%q", c.header)
+		assert.Equal(t, c.user, user, "%q", c.header)
+	}
+	user, ok := NewGuard(nil, nil).Authenticate("Bearer anything")
+	assert.True(t, ok, "no tokens: every request is of the user \"\"")
+	assert.Empty(t, user)
+}
+
+// BenchmarkAuthenticate: a token is found in the same time however many
+// tokens the server has.
+func BenchmarkAuthenticate(b *testing.B) {
+	for _, n := range []int{10, 10_000} {
+		tokens := make(map[string]string, n)
+		for i := range n {
+			tokens[fmt.Sprintf("token-%064d", i)] = fmt.Sprint("user-", i)
+		}
+		g, header := NewGuard(tokens, nil), fmt.Sprintf("Bearer token-%064d", n/2)
+		b.Run(fmt.Sprint(n, "-tokens"), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := g.Authenticate(header); !ok {
+					b.Fatal("the token was refused")
+				}
+			}
+		})
+	}
 }

@@ -28,7 +28,7 @@ type Shared struct {
 // Fill gives each field left zero (or negative) its default. It copies the
 // tokens and origins, so a caller's later change does not reach the
 // endpoint. It returns the guard of those tokens and origins.
-func (s Shared) Fill() Guard {
+func (s Shared) Fill() *Guard {
 	if *s.MaxRequestBytes <= 0 {
 		*s.MaxRequestBytes = DefaultMaxRequestBytes
 	}
@@ -39,5 +39,5 @@ func (s Shared) Fill() Guard {
 		*s.Logger = slog.New(slog.DiscardHandler)
 	}
 	*s.Tokens, *s.CORSOrigins = maps.Clone(*s.Tokens), slices.Clone(*s.CORSOrigins)
-	return Guard{Tokens: *s.Tokens, Origins: *s.CORSOrigins}
+	return NewGuard(*s.Tokens, *s.CORSOrigins)
 }

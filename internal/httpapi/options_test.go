@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,7 +23,7 @@ type fields struct {
 	logger      *slog.Logger
 }
 
-func (f *fields) fill() httpapi.Guard {
+func (f *fields) fill() *httpapi.Guard {
 	return httpapi.Shared{Tokens: &f.tokens, CORSOrigins: &f.origins,
 		MaxRequestBytes: &f.maxBytes, MaxMessages: &f.maxMessages, Logger: &f.logger}.Fill()
 }
@@ -33,8 +35,9 @@ func TestFillGivesTheDefaults(t *testing.T) {
 	assert.EqualValues(t, httpapi.DefaultMaxRequestBytes, f.maxBytes)
 	assert.Equal(t, httpapi.DefaultMaxMessages, f.maxMessages)
 	assert.NotNil(t, f.logger)
-	assert.Empty(t, g.Tokens)
-	assert.Empty(t, g.Origins)
+	user, ok := g.Authenticate("")
+	assert.True(t, ok, "no tokens: every request is admitted")
+	assert.Empty(t, user)
 }
 
 func TestFillKeepsWhatIsSetAndCopiesIt(t *testing.T) {
@@ -46,9 +49,16 @@ func TestFillKeepsWhatIsSetAndCopiesIt(t *testing.T) {
 	assert.Equal(t, 3, f.maxMessages)
 	assert.Same(t, log, f.logger)
 	tokens["t"], origins[0] = "bob", "https://b.example"
-	assert.Equal(t, map[string]string{"t": "ann"}, g.Tokens, "the caller's map is not the guard's")
-	assert.Equal(t, []string{"https://a.example"}, g.Origins, "the caller's slice is not the guard's")
-	assert.Equal(t, g.Tokens, f.tokens, "the options and the guard hold one copy")
+	assert.Equal(t, map[string]string{"t": "ann"}, f.tokens, "the caller's map is not the options'")
+	assert.Equal(t, []string{"https://a.example"}, f.origins, "the caller's slice is not the options'")
+	user, ok := g.Authenticate("Bearer t")
+	assert.True(t, ok)
+	assert.Equal(t, "ann", user, "the guard holds the tokens as they were")
+	r := httptest.NewRequest(http.MethodGet, "http://robby.example/v1/models", nil)
+	r.Header.Set("Origin", "https://a.example")
+	r.Header.Set("Authorization", "Bearer t")
+	_, ok = g.Admit(httptest.NewRecorder(), r)
+	assert.True(t, ok, "the guard holds the origins as they were")
 }
 
 // TestEndpointsExportTheSharedDefaults holds each endpoint's documented
