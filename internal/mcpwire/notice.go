@@ -169,7 +169,7 @@ type noticeReader struct {
 }
 
 func newNoticeReader(body io.ReadCloser, notice func([]byte) bool) *noticeReader {
-	return &noticeReader{body: body, r: bufio.NewReaderSize(body, 64<<10), notice: notice}
+	return &noticeReader{body: body, r: bufio.NewReader(body), notice: notice}
 }
 
 func (t *noticeReader) Read(p []byte) (int, error) {
