@@ -2,6 +2,7 @@ package a2aserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -169,6 +170,7 @@ func (x *executor) answerDurable(ctx context.Context, ec *a2asrv.ExecutorContext
 // startDurable adds the prompt to the task's conversation and starts its
 // run. ok is false if it did not start: the task failed then.
 func (x *executor) startDurable(ctx context.Context, ec *a2asrv.ExecutorContext, prompt string, yield func(a2a.Event, error) bool) (d durableRun, ok bool) {
+	x.supersede(ctx, ec)
 	msgs, after, err := x.durableInput(ctx, ec.User.Name, ec.ContextID, prompt)
 	if err != nil {
 		yield(failed(ec, x.failure(ctx, ec, err)), nil)
@@ -185,6 +187,58 @@ func (x *executor) startDurable(ctx context.Context, ec *a2asrv.ExecutorContext,
 		return d, false
 	}
 	return d, true
+}
+
+// superseded is the status message of a task that waited for the client
+// when a new message came in its context instead of the answer.
+const superseded = "Cancelled: a new message came in this task's context instead of the answer it waited for."
+
+// supersede ends the durable tasks of the context that wait for the
+// client: a new message came instead of their answer. Their runs are
+// cancelled, and each reads CANCELED, saying why. Else each run's workflow
+// would wait for an answer until cancelled. A task another replica ended
+// meanwhile is left as it is. With tasks in memory there are none to find.
+func (x *executor) supersede(ctx context.Context, ec *a2asrv.ExecutorContext) {
+	if x.tasks == nil {
+		return
+	}
+	user := ec.User.Name
+	opts := robby.TaskListOptions{ContextID: ec.ContextID, State: string(a2a.TaskStateInputRequired)}
+	for {
+		page, err := x.tasks.ListTasks(ctx, user, opts)
+		if err != nil {
+			x.log.WarnContext(ctx, "robby: the A2A tasks waiting in a context not read", slog.String("context", ec.ContextID), slog.Any("error", err))
+			return
+		}
+		for _, t := range page.Tasks {
+			x.cancelWaiting(ctx, user, t)
+		}
+		if opts.Cursor = page.Next; opts.Cursor == "" {
+			return
+		}
+	}
+}
+
+// cancelWaiting cancels the run of a durable task waiting for the client,
+// and records the task cancelled.
+func (x *executor) cancelWaiting(ctx context.Context, user string, t robby.Task) {
+	var task a2a.Task
+	if err := json.Unmarshal(t.Data, &task); err != nil {
+		return
+	}
+	d, ok := durableOf(&task)
+	if !ok {
+		return
+	}
+	if err := x.durable.Cancel(context.WithoutCancel(ctx), d.Run); err != nil {
+		x.log.WarnContext(ctx, "robby: a superseded durable A2A task's run not cancelled", slog.String("task", t.ID), slog.Any("error", err))
+	}
+	ec := &a2asrv.ExecutorContext{TaskID: task.ID, ContextID: task.ContextID}
+	end := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(superseded)))
+	w := &taskWriter{ts: x.tasks, user: user, id: t.ID, every: x.heartbeat}
+	if err := w.write(context.WithoutCancel(ctx), ec, nil, end); err != nil {
+		x.log.WarnContext(ctx, "robby: a superseded durable A2A task not recorded cancelled", slog.String("task", t.ID), slog.Any("error", err))
+	}
 }
 
 // errLeft ends the execution of a durable task whose handler closed: its

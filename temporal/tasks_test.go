@@ -1,10 +1,13 @@
 package temporal_test
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -97,12 +100,10 @@ func TestA2ATaskOnTemporal(t *testing.T) {
 	}
 }
 
-// A durable A2A task whose workflow waits for an approval reads
-// INPUT_REQUIRED, asking for the call, and nothing runs; the client's "yes"
-// approves it on the workflow, which runs the tool and completes the task.
-func TestA2ATaskApprovedOnTemporal(t *testing.T) {
-	c, calls, store := calcWorker(t, "a2a")
-	client := durableA2A(t, c, a2aserver.Options{Store: store, Approve: []string{"add"}})
+// askToAdd sends the question whose answer calls add, and returns its task,
+// which waits for the call's approval, nothing run.
+func askToAdd(t *testing.T, client *a2aclient.Client, calls *atomic.Int32) *a2a.Task {
+	t.Helper()
 	res, err := client.SendMessage(t.Context(), &a2a.SendMessageRequest{
 		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("What is 2 + 3?"))})
 	if err != nil {
@@ -112,11 +113,21 @@ func TestA2ATaskApprovedOnTemporal(t *testing.T) {
 	if task.Status.State != a2a.TaskStateInputRequired || calls.Load() != 0 {
 		t.Fatalf("read %s, %d calls; want INPUT_REQUIRED, none run", task.Status.State, calls.Load())
 	}
+	return task
+}
+
+// A durable A2A task whose workflow waits for an approval reads
+// INPUT_REQUIRED, asking for the call, and nothing runs; the client's "yes"
+// approves it on the workflow, which runs the tool and completes the task.
+func TestA2ATaskApprovedOnTemporal(t *testing.T) {
+	c, calls, store := calcWorker(t, "a2a")
+	client := durableA2A(t, c, a2aserver.Options{Store: store, Approve: []string{"add"}})
+	task := askToAdd(t, client, calls)
 	ask := task.Status.Message.Parts[1].Content.(a2a.Data).Value.(map[string]any)["approve"].([]any)
 	if len(ask) != 1 || ask[0].(map[string]any)["name"] != "add" {
 		t.Fatalf("asked to approve %v; want the call of add", ask)
 	}
-	res, err = client.SendMessage(t.Context(), &a2a.SendMessageRequest{
+	res, err := client.SendMessage(t.Context(), &a2a.SendMessageRequest{
 		Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewTextPart("yes"))})
 	if err != nil {
 		t.Fatal(err)
@@ -127,5 +138,40 @@ func TestA2ATaskApprovedOnTemporal(t *testing.T) {
 	}
 	if got := string(task.Artifacts[0].Parts[0].Content.(a2a.Text)); got != "2 + 3 = 5" {
 		t.Errorf("the answer: %q", got)
+	}
+}
+
+// A new message in the context of a durable task waiting for an approval
+// comes instead of the answer: the waiting task reads CANCELED, saying
+// why, its workflow ends cancelled with the tool never run, and the new
+// task runs on the context's conversation.
+func TestA2ANewMessageCancelsTheWaitingTask(t *testing.T) {
+	c, calls, store := calcWorker(t, "a2a")
+	client := durableA2A(t, c, a2aserver.Options{Store: store, Approve: []string{"add"}})
+	waiting := askToAdd(t, client, calls)
+	next := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Never mind: just say it."))
+	next.ContextID = waiting.ContextID
+	res, err := client.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task := res.(*a2a.Task); task.ID == waiting.ID || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the new message's task: %s, %s; want another task, completed", task.ID, task.Status.State)
+	}
+	old, err := client.GetTask(t.Context(), &a2a.GetTaskRequest{ID: waiting.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Status.State != a2a.TaskStateCanceled || old.Status.Message == nil ||
+		!strings.Contains(string(old.Status.Message.Parts[0].Content.(a2a.Text)), "new message") {
+		t.Errorf("the waiting task reads %s, %+v; want CANCELED, saying why", old.Status.State, old.Status.Message)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if _, err := temporal.Attach(c, "a2a-"+string(waiting.ID)).Result(ctx); err == nil || ctx.Err() != nil {
+		t.Errorf("the waiting task's workflow: %v; want it ended, cancelled", err)
+	}
+	if calls.Load() != 0 {
+		t.Errorf("the tool ran %d times; want never", calls.Load())
 	}
 }
