@@ -38,19 +38,21 @@ func (x *executor) adopt(user string, task *a2a.Task) bool {
 		w := &taskWriter{ts: x.tasks, user: user, id: string(task.ID), every: x.heartbeat}
 		w.touch(ctx) // at once, so that other replicas leave it to this one
 		var events []robby.Event
-		var waits []robby.ToolCall
+		var waits *ask
 		res, err := x.follow(ctx, d, func(p DurableProgress) bool {
-			events, waits = p.Events, p.AwaitingApproval
+			events, waits = p.Events, p.waiting(nil)
 			if werr := w.write(ctx, ec, events, nil); werr != nil && ctx.Err() == nil {
 				x.log.WarnContext(ctx, "robby: a durable A2A task's progress not stored", slog.String("task", string(task.ID)), slog.Any("error", werr))
 			}
-			return len(waits) == 0
+			return waits == nil
 		})
 		if ctx.Err() != nil {
 			return // closed: left to another replica
 		}
-		end := asking(ec, waits, len(events))
-		if len(waits) == 0 {
+		var end *a2a.TaskStatusUpdateEvent
+		if waits != nil {
+			end = asking(ec, waits, len(events))
+		} else {
 			end = x.ended(ctx, ec, d, user, res, err)
 		}
 		if werr := w.write(ctx, ec, events, end); werr != nil {

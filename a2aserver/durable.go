@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -30,6 +31,9 @@ type DurableRunner interface {
 	// Approve answers a call that waits for an approval. A refused call
 	// is not run: the model reads the reason.
 	Approve(ctx context.Context, id, callID string, approved bool, reason string) error
+	// SendToolResults answers the calls of caller-run tools the run waits
+	// for, with the results the client gave.
+	SendToolResults(ctx context.Context, id string, results []robby.ToolResult) error
 	// Wait waits for the run to end and returns its result: the messages
 	// it added. A run cancelled (from any process) returns an error
 	// wrapping [context.Canceled].
@@ -49,6 +53,9 @@ type DurableJob struct {
 	// Approve names the agent's tools whose calls wait for an approval
 	// ([Options.Approve]); "*" names them all.
 	Approve []string
+	// CallerTools are the tools the client runs ([Options.CallerTools]):
+	// their calls wait for [DurableRunner.SendToolResults].
+	CallerTools []openai.FunctionDefinitionParam
 }
 
 // DurableProgress is what a durable run did so far.
@@ -58,6 +65,22 @@ type DurableProgress struct {
 	Events []robby.Event
 	// AwaitingApproval are the calls that wait for Approve.
 	AwaitingApproval []robby.ToolCall
+	// AwaitingResults are the calls of caller-run tools that wait for
+	// SendToolResults.
+	AwaitingResults []robby.ToolCall
+}
+
+// waiting is what the run waits for from the client, less the calls
+// answered already: the run may not have read those answers yet. It is
+// nil when it waits for nothing.
+func (p DurableProgress) waiting(answered []wireCall) *ask {
+	if calls := unanswered(p.AwaitingResults, answered); len(calls) > 0 {
+		return &ask{ToolCalls: wireCalls(calls)}
+	}
+	if calls := unanswered(p.AwaitingApproval, answered); len(calls) > 0 {
+		return &ask{Approve: wireCalls(calls)}
+	}
+	return nil
 }
 
 // The keys of the task's metadata that name its durable run, and count its
@@ -112,7 +135,7 @@ func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, i
 	var ok bool
 	var answered []wireCall
 	if in.ask != nil {
-		s.seq, answered = told(ec.StoredTask), in.ask.Approve
+		s.seq, answered = told(ec.StoredTask), append(slices.Clone(in.ask.Approve), in.ask.ToolCalls...)
 		d, ok = x.answerDurable(ctx, ec, in, yield)
 	} else {
 		d, ok = x.startDurable(ctx, ec, in.prompt, yield)
@@ -120,15 +143,15 @@ func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, i
 	if !ok {
 		return
 	}
-	var waits []robby.ToolCall
+	var waits *ask
 	res, err := x.follow(ctx, d, func(p DurableProgress) bool {
 		for ; s.seq < len(p.Events); s.seq++ {
 			if !s.event(p.Events[s.seq]) {
 				return false
 			}
 		}
-		waits = unanswered(p.AwaitingApproval, answered)
-		return len(waits) == 0
+		waits = p.waiting(answered)
+		return waits == nil
 	})
 	switch {
 	case ctx.Err() != nil && x.base.Err() == nil:
@@ -147,7 +170,7 @@ func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, i
 		// for another replica to take over.
 		yield(nil, errLeft)
 		return
-	case errors.Is(err, errStopped) && len(waits) > 0:
+	case errors.Is(err, errStopped) && waits != nil:
 		yield(asking(ec, waits, s.seq), nil)
 		return
 	case errors.Is(err, errStopped):
@@ -156,11 +179,16 @@ func (x *executor) runDurable(ctx context.Context, ec *a2asrv.ExecutorContext, i
 	yield(x.ended(ctx, ec, d, user, res, err), nil)
 }
 
-// answerDurable sends the client's answer to the approvals the task's run
-// waits for. ok is false if it could not: the task failed then.
+// answerDurable sends the client's answer to what the task's run waits
+// for: approvals, or the results of caller-run tools. ok is false if it
+// could not: the task failed then.
 func (x *executor) answerDurable(ctx context.Context, ec *a2asrv.ExecutorContext, in input, yield func(a2a.Event, error) bool) (d durableRun, ok bool) {
 	d, _ = durableOf(ec.StoredTask)
-	if err := x.sendApprovals(ctx, d.Run, in.ask.Approve, in.refused); err != nil {
+	err := x.sendApprovals(ctx, d.Run, in.ask.Approve, in.refused)
+	if err == nil && len(in.ask.ToolCalls) > 0 {
+		err = x.durable.SendToolResults(ctx, d.Run, in.results)
+	}
+	if err != nil {
 		yield(failed(ec, x.failure(ctx, ec, err)), nil)
 		return d, false
 	}
@@ -182,7 +210,8 @@ func (x *executor) startDurable(ctx context.Context, ec *a2asrv.ExecutorContext,
 	if !yield(working, nil) {
 		return d, false
 	}
-	if err := x.durable.Start(ctx, DurableJob{ID: d.Run, Messages: msgs, Approve: x.approve}); err != nil {
+	job := DurableJob{ID: d.Run, Messages: msgs, Approve: x.approve, CallerTools: x.callerTools}
+	if err := x.durable.Start(ctx, job); err != nil {
 		yield(failed(ec, x.failure(ctx, ec, err)), nil)
 		return d, false
 	}

@@ -30,6 +30,8 @@ type scriptedRunner struct {
 	cancelled int
 	waiting   []robby.ToolCall // the calls awaiting an approval
 	approvals []string         // the answers, "ID approved reason"
+	awaiting  []robby.ToolCall // the caller-run calls awaiting their results
+	results   []string         // the results sent, "ID output"
 }
 
 func newScriptedRunner() *scriptedRunner { return &scriptedRunner{done: make(chan struct{})} }
@@ -47,7 +49,21 @@ func (r *scriptedRunner) Progress(_ context.Context, id string) (a2aserver.Durab
 	if r.job == nil || r.job.ID != id {
 		return a2aserver.DurableProgress{}, fmt.Errorf("no run %s", id)
 	}
-	return a2aserver.DurableProgress{Events: slices.Clone(r.events), AwaitingApproval: slices.Clone(r.waiting)}, nil
+	return a2aserver.DurableProgress{Events: slices.Clone(r.events), AwaitingApproval: slices.Clone(r.waiting),
+		AwaitingResults: slices.Clone(r.awaiting)}, nil
+}
+
+func (r *scriptedRunner) SendToolResults(_ context.Context, id string, results []robby.ToolResult) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.job == nil || r.job.ID != id {
+		return fmt.Errorf("no run %s", id)
+	}
+	for _, res := range results {
+		r.results = append(r.results, res.Call.ID+" "+res.Output)
+		r.awaiting = slices.DeleteFunc(r.awaiting, func(c robby.ToolCall) bool { return c.ID == res.Call.ID })
+	}
+	return nil
 }
 
 func (r *scriptedRunner) Approve(_ context.Context, id, callID string, approved bool, reason string) error {
@@ -238,6 +254,47 @@ func TestDurableTaskAsksForApprovals(t *testing.T) {
 	// The history: the message, the two calls, the ask, the answer, the result.
 	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "1 + 2 = 3" || len(got.History) != 6 {
 		t.Errorf("read %s, %q, %d messages; want completed, the answer, 6", got.Status.State, artifactText(got), len(got.History))
+	}
+}
+
+// A durable run's call of a caller-run tool puts its task in
+// INPUT_REQUIRED, asking for the call's result; the client's toolResults
+// data part goes to the run, and the task follows the run on to COMPLETED.
+func TestDurableTaskAsksForCallerResults(t *testing.T) {
+	runner := newScriptedRunner()
+	opts := a2aserver.Options{Store: agenttest.NewStore(t), Durable: runner,
+		CallerTools: []openai.FunctionDefinitionParam{lookup}}
+	f, task := startDurable(t, opts, runner)
+	if got := runner.job.CallerTools; len(got) != 1 || got[0].Name != "lookup" {
+		t.Errorf("the run's job has the caller tools %v; want lookup", got)
+	}
+	call := robby.ToolCall{ID: "c1", Name: "lookup", Arguments: `{"word":"robby"}`}
+	runner.mu.Lock()
+	runner.events = append(runner.events, robby.Event{Kind: robby.EventToolCall, Turn: 1, ToolCall: &call})
+	runner.awaiting = append(runner.awaiting, call)
+	runner.mu.Unlock()
+	alice := f.client(t, "alice-token")
+	task = readState(t, alice, task.ID, a2a.TaskStateInputRequired)
+	if ask, _ := asked(t, task)["toolCalls"].([]any); len(ask) != 1 || ask[0].(map[string]any)["id"] != "c1" {
+		t.Fatalf("asked %v; want the result of c1", asked(t, task))
+	}
+	send(t, alice, &a2a.SendMessageRequest{Config: &a2a.SendMessageConfig{ReturnImmediately: true},
+		Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(map[string]any{
+			"toolResults": []any{map[string]any{"id": "c1", "output": "a Go agent library"}}}))})
+	waitFor(t, func() bool {
+		runner.mu.Lock()
+		defer runner.mu.Unlock()
+		return len(runner.results) == 1
+	})
+	if got := runner.results[0]; got != "c1 a Go agent library" {
+		t.Errorf("the run's results: %q", got)
+	}
+	runner.add(robby.Event{Kind: robby.EventText, Turn: 2, Delta: "A robot."}, robby.Event{Kind: robby.EventTurnEnd, Turn: 2})
+	runner.end(&robby.Result{Text: "A robot.", Messages: []openai.ChatCompletionMessageParamUnion{
+		openai.AssistantMessage("A robot.")}}, nil)
+	got := readState(t, alice, task.ID, a2a.TaskStateCompleted)
+	if artifactText(got) != "A robot." {
+		t.Errorf("the answer: %q", artifactText(got))
 	}
 }
 

@@ -305,8 +305,8 @@ func waiting(msgs []json.RawMessage) []robby.ToolCall {
 
 // asking is the status of a durable task whose run waits for approvals:
 // it notes the events told, which the answer's execution goes on from.
-func asking(ec *a2asrv.ExecutorContext, waits []robby.ToolCall, told int) *a2a.TaskStatusUpdateEvent {
-	e := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, askMessage(ec, &ask{Approve: wireCalls(waits)}, ""))
+func asking(ec *a2asrv.ExecutorContext, waits *ask, told int) *a2a.TaskStatusUpdateEvent {
+	e := a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, askMessage(ec, waits, ""))
 	e.Metadata = map[string]any{durableToldKey: told}
 	return e
 }

@@ -59,12 +59,21 @@ func TestBackgroundResponseOnTemporal(t *testing.T) {
 // closed after the test's handlers.
 func calcWorker(t *testing.T, queue string) (client.Client, *atomic.Int32, *sqlitestore.Store) {
 	t.Helper()
-	c := dial(t, temporaltest.StartServer(t))
 	model := robbytest.NewServer()
 	t.Cleanup(model.Close)
 	model.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":2,"b":3}`)), robbytest.Text("2 + 3 = 5"))
 	add, calls := newAdd()
-	agent, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(add))
+	c, store := agentWorker(t, queue, robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithTools(add))
+	return c, calls, store
+}
+
+// agentWorker starts a dev server and a worker of the agent "calc" built
+// with opts, on queue, and opens a store. It returns the server's client
+// and the store.
+func agentWorker(t *testing.T, queue string, opts ...robby.Option) (client.Client, *sqlitestore.Store) {
+	t.Helper()
+	c := dial(t, temporaltest.StartServer(t))
+	agent, err := robby.New(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +89,7 @@ func calcWorker(t *testing.T, queue string) (client.Client, *atomic.Int32, *sqli
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() }) // after the handlers, closed first
-	return c, calls, store
+	return c, store
 }
 
 // endpoint serves background responses of the model "calc" on runner,

@@ -29,18 +29,24 @@ func (tr *TaskRunner) Start(ctx context.Context, job a2aserver.DurableJob) error
 		return errors.New("robby/temporal: TaskRunner without a client")
 	}
 	_, err := Start(ctx, tr.Client, client.StartWorkflowOptions{ID: job.ID, TaskQueue: tr.TaskQueue},
-		Request{Agent: tr.Agent, Messages: job.Messages, Approve: job.Approve})
+		Request{Agent: tr.Agent, Messages: job.Messages, Approve: job.Approve, CallerTools: job.CallerTools})
 	return err
 }
 
 // Progress returns the run's events so far, and the calls that wait for
-// an approval ([Run.Progress]).
+// an approval or for the client's results ([Run.Progress]).
 func (tr *TaskRunner) Progress(ctx context.Context, id string) (a2aserver.DurableProgress, error) {
 	p, err := Attach(tr.Client, id).Progress(ctx)
 	if err != nil {
 		return a2aserver.DurableProgress{}, err
 	}
-	return a2aserver.DurableProgress{Events: p.Events, AwaitingApproval: p.AwaitingApproval}, nil
+	return a2aserver.DurableProgress{Events: p.Events, AwaitingApproval: p.AwaitingApproval, AwaitingResults: p.AwaitingResults}, nil
+}
+
+// SendToolResults answers the caller-run calls the task's run waits for
+// ([Run.SendToolResults]).
+func (tr *TaskRunner) SendToolResults(ctx context.Context, id string, results []robby.ToolResult) error {
+	return Attach(tr.Client, id).SendToolResults(ctx, results...)
 }
 
 // Approve answers a call the task's run waits for ([Run.Approve]).

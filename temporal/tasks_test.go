@@ -13,10 +13,12 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
+	"github.com/openai/openai-go/v3"
 	"go.temporal.io/sdk/client"
 
 	"github.com/robby-go/robby"
 	"github.com/robby-go/robby/a2aserver"
+	"github.com/robby-go/robby/robbytest"
 	"github.com/robby-go/robby/temporal"
 )
 
@@ -173,5 +175,48 @@ func TestA2ANewMessageCancelsTheWaitingTask(t *testing.T) {
 	}
 	if calls.Load() != 0 {
 		t.Errorf("the tool ran %d times; want never", calls.Load())
+	}
+}
+
+// A durable A2A task whose model calls a caller-run tool reads
+// INPUT_REQUIRED, asking for the call's result; the client's toolResults
+// answer goes to the workflow, whose model reads it, and the task
+// completes.
+func TestA2ACallerToolOnTemporal(t *testing.T) {
+	model := robbytest.NewServer()
+	t.Cleanup(model.Close)
+	model.Reply(robbytest.ToolCalls(robbytest.Call("lookup", `{"word":"robby"}`)), robbytest.Text("A robot."))
+	c, store := agentWorker(t, "a2a", robby.WithBaseURL(model.URL), robby.WithModel("m"))
+	lookup := openai.FunctionDefinitionParam{Name: "lookup", Description: openai.String("Looks a word up, on the client.")}
+	client := durableA2A(t, c, a2aserver.Options{Store: store, CallerTools: []openai.FunctionDefinitionParam{lookup}})
+	res, err := client.SendMessage(t.Context(), &a2a.SendMessageRequest{
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("What is robby?"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("read %s; want INPUT_REQUIRED", task.Status.State)
+	}
+	ask, _ := task.Status.Message.Parts[1].Content.(a2a.Data).Value.(map[string]any)["toolCalls"].([]any)
+	if len(ask) != 1 || ask[0].(map[string]any)["name"] != "lookup" {
+		t.Fatalf("asked %v; want the call of lookup", task.Status.Message.Parts[1].Content)
+	}
+	id := ask[0].(map[string]any)["id"]
+	res, err = client.SendMessage(t.Context(), &a2a.SendMessageRequest{
+		Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.NewDataPart(map[string]any{
+			"toolResults": []any{map[string]any{"id": id, "output": "a Go agent library"}}}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task = res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 ||
+		string(task.Artifacts[0].Parts[0].Content.(a2a.Text)) != "A robot." {
+		t.Fatalf("read %s, %v; want completed with the answer", task.Status.State, task.Artifacts)
+	}
+	reqs := model.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if m := last[len(last)-1]; m.Role != "tool" || m.Content != "a Go agent library" {
+		t.Errorf("the model read last %+v; want the client's result", m)
 	}
 }
