@@ -333,10 +333,15 @@ func (x *executor) ended(ctx context.Context, ec *a2asrv.ExecutorContext, d dura
 // the conversation and the count of its messages.
 func (x *executor) durableInput(ctx context.Context, user, contextID, prompt string) ([]openai.ChatCompletionMessageParamUnion, int64, error) {
 	input := openai.UserMessage(prompt)
-	if x.store == nil {
-		prev, _ := x.mem.get(user + "\x00" + contextID)
-		msgs := append(append([]openai.ChatCompletionMessageParamUnion{}, prev...), input)
-		x.mem.put(user+"\x00"+contextID, msgs)
+	if x.store == nil { // the conversation without the agent's system prompt, which the run adds
+		conv, ok := x.mem.get(user + "\x00" + contextID)
+		if !ok {
+			conv = x.agent.Clone()
+			conv.SetMessages(nil)
+		}
+		conv.AddMessages(input)
+		x.mem.put(user+"\x00"+contextID, conv)
+		msgs := conv.Messages()
 		return msgs, int64(len(msgs)), nil
 	}
 	raw, err := input.MarshalJSON()
@@ -374,9 +379,9 @@ func (x *executor) durableInput(ctx context.Context, user, contextID, prompt str
 func (x *executor) saveDurable(ctx context.Context, user, contextID string, after int64, added []openai.ChatCompletionMessageParamUnion) error {
 	if x.store == nil {
 		key := user + "\x00" + contextID
-		prev, _ := x.mem.get(key)
-		if int64(len(prev)) == after {
-			x.mem.put(key, append(prev, added...))
+		if conv, ok := x.mem.get(key); ok && int64(len(conv.Messages())) == after {
+			conv.AddMessages(added...)
+			x.mem.put(key, conv)
 		}
 		return nil
 	}

@@ -150,12 +150,13 @@ func (x *executor) run(ctx context.Context, s *taskStream, in input, yield func(
 			}
 		}
 		if a := x.askOf(res.Pending); a != nil {
+			a.Agent = res.Agent
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, askMessage(ec, a, "")), nil)
 			return
 		}
 		done, spent = done+res.Turns, spentBy(spent, res)
 		in = input{}
-		if in.results, ok = x.runAnswered(ctx, &ask{Others: wireCalls(res.Pending)}, nil, s); !ok {
+		if in.results, ok = x.runAnswered(ctx, &ask{Others: wireCalls(res.Pending), Agent: res.Agent}, nil, s); !ok {
 			return
 		}
 	}
@@ -179,11 +180,11 @@ func (x *executor) conversation(ec *a2asrv.ExecutorContext) (*robby.Agent, []rob
 	}
 	key := user + "\x00" + ec.ContextID
 	if prev, ok := x.mem.get(key); ok {
-		conv.SetMessages(prev)
+		conv = prev
 	} else {
 		conv.Reset()
 	}
-	return conv, nil, func() { x.mem.put(key, conv.Messages()) }
+	return conv, nil, func() { x.mem.put(key, conv) }
 }
 
 // tell tells a run's events and returns its result and error. ok is false
@@ -325,21 +326,28 @@ func promptOf(m *a2a.Message) (string, error) {
 	return b.String(), nil
 }
 
-// memory keeps the conversations of a handler without a store.
+// memory keeps the conversations of a handler without a store. Each is an
+// agent in the conversation: it holds the messages and, for a team's root,
+// the agent of each, so the next run starts with the one holding it.
 type memory struct {
 	mu    sync.Mutex
-	convs map[string][]openai.ChatCompletionMessageParamUnion
+	convs map[string]*robby.Agent
 }
 
-func (m *memory) get(key string) ([]openai.ChatCompletionMessageParamUnion, bool) {
+// get returns a clone of the conversation of key, for one run to go on with.
+func (m *memory) get(key string) (*robby.Agent, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	msgs, ok := m.convs[key]
-	return msgs, ok
+	conv, ok := m.convs[key]
+	if !ok {
+		return nil, false
+	}
+	return conv.Clone(), true
 }
 
-func (m *memory) put(key string, msgs []openai.ChatCompletionMessageParamUnion) {
+// put keeps conv as the conversation of key. conv is not used afterwards.
+func (m *memory) put(key string, conv *robby.Agent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.convs[key] = msgs
+	m.convs[key] = conv
 }

@@ -70,8 +70,9 @@ type Options struct {
 	// approval; "*" names them all. A turn calling one puts the task in
 	// INPUT_REQUIRED, asking; the client's next message on the task
 	// answers (see the package doc). With it, runs go one turn at a time
-	// ([robby.WithOneTurn]), so nothing runs before the answer: a team's
-	// root ([robby.WithTeam]) does not run so, and its runs fail.
+	// ([robby.WithOneTurn]), so nothing runs before the answer. A team's
+	// calls ([robby.WithTeam]) run on the agent that made them, which the
+	// ask names.
 	Approve []string
 	// CallerTools are tools the client runs ([robby.WithCallerTools]),
 	// offered to the model beside the agent's. A call of one puts the task in
@@ -126,7 +127,7 @@ func New(agent *robby.Agent, opts Options) *Handler {
 	h.opts.Heartbeat = opts.Heartbeat
 	h.exec = &executor{agent: agent, store: opts.Store, log: opts.Logger, base: base, heartbeat: opts.Heartbeat, durable: opts.Durable,
 		approve: slices.Clone(opts.Approve), callerTools: slices.Clone(opts.CallerTools),
-		running: &running{set: map[[2]string]bool{}}, mem: &memory{convs: map[string][]openai.ChatCompletionMessageParamUnion{}}}
+		running: &running{set: map[[2]string]bool{}}, mem: &memory{convs: map[string]*robby.Agent{}}}
 	var tasks taskstore.Store = taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: taskOwner})
 	if ts, ok := opts.Store.(robby.TaskStore); ok {
 		h.exec.tasks = ts

@@ -26,11 +26,13 @@ type wireCall struct {
 // An ask is what a task in INPUT_REQUIRED waits for. Its status message
 // holds it as a data part: the calls to approve, with the turn's other
 // calls that run once they are answered; or the calls of caller-run tools
-// whose results the client gives.
+// whose results the client gives. Agent names the agent of a team that made
+// the calls, which runs them.
 type ask struct {
 	Approve   []wireCall `json:"approve,omitempty"`
 	Others    []wireCall `json:"others,omitempty"`
 	ToolCalls []wireCall `json:"toolCalls,omitempty"`
+	Agent     string     `json:"agent,omitempty"`
 }
 
 // An answer is the data part of the client's message answering an ask.
@@ -210,6 +212,16 @@ func approvalsOf(ans answer, a *ask) (map[string]string, []robby.ToolResult, err
 	return approved, nil, nil
 }
 
+// caller is the agent that made a turn's calls: the team's agent of that
+// name, else the served agent. Each runs its tools with its own approval
+// and middleware.
+func (x *executor) caller(name string) *robby.Agent {
+	if a := x.agent.TeamAgent(name); a != nil {
+		return a
+	}
+	return x.agent.Clone()
+}
+
 // runAnswered runs the calls of a turn that paused for approvals: the
 // approved ones and the others; a refused one gets an error result. Each
 // result is told as the stream tells a tool's.
@@ -224,7 +236,7 @@ func (x *executor) runAnswered(ctx context.Context, a *ask, refused map[string]s
 		}
 	}
 	if len(run) > 0 {
-		ran, err := x.agent.Clone().ExecuteToolCalls(ctx, run)
+		ran, err := x.caller(a.Agent).ExecuteToolCalls(ctx, run)
 		if err != nil && ctx.Err() == nil {
 			x.log.WarnContext(ctx, "robby: A2A approved tool calls", "error", err)
 		}

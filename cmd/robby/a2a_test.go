@@ -92,7 +92,7 @@ func TestServeA2APublicURL(t *testing.T) {
 		err := run(t.Context(), append([]string{"serve", "-base-url", srv.URL}, args...), nil, nil, &syncBuffer{})
 		assert.ErrorContains(t, err, "-public-url", "%v", args)
 	}
-	for _, args := range [][]string{{"-approve", "echo"}, {"-a2a", "-approve", "echo", "-agents", "team.json"}} {
+	for _, args := range [][]string{{"-approve", "echo"}, {"-agents", "team.json", "-approve", "echo"}} {
 		err := run(t.Context(), append([]string{"serve", "-base-url", srv.URL}, args...), nil, nil, &syncBuffer{})
 		assert.ErrorContains(t, err, "-approve", "%v", args)
 	}

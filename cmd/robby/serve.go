@@ -71,7 +71,7 @@ func (s *serveFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.heartbeat, "heartbeat", openaiserver.DefaultHeartbeat, "how often a running response (or A2A task) notes in the -store that it goes on; one silent for three is taken for stopped (and, with -temporal, a response or task taken over); replicas sharing a store share it")
 	fs.BoolVar(&s.a2a, "a2a", false, "also serve the agent over A2A (the Agent2Agent protocol): its card at /.well-known/agent-card.json, JSON-RPC at /a2a, HTTP+JSON under /a2a/rest; with -store, each context is a stored conversation")
 	fs.StringVar(&s.publicURL, "public-url", "", "base `URL` clients reach the server at, such as https://agents.example.com, when a proxy stands between: the A2A card names its interfaces under it (default: the host each request reached)")
-	fs.Func("approve", "`tool` whose calls wait for the A2A client's approval (the task asks, INPUT_REQUIRED; docs/A2A.md); * for all; repeat or separate with commas; needs -a2a, not with -agents; with -temporal the task's workflow waits", appendOrigins(&s.approve))
+	fs.Func("approve", "`tool` whose calls wait for the A2A client's approval (the task asks, INPUT_REQUIRED; docs/A2A.md); * for all; repeat or separate with commas; needs -a2a; with -temporal the task's workflow waits", appendOrigins(&s.approve))
 	s.limits.register(fs)
 	s.http.register(fs)
 	s.durable.register(fs, "HOST:PORT of a Temporal frontend: run background responses (and, with -a2a, A2A tasks) as durable runs, on 'robby worker's")
@@ -183,15 +183,11 @@ func checkServeLimits(heartbeat time.Duration, maxMessages int) error {
 }
 
 // checkA2A refuses a -public-url that is not an absolute http(s) URL, and
-// A2A's flags without -a2a. -approve runs turn by turn, which a team's root
-// does not.
+// A2A's flags without -a2a.
 func (s *serveFlags) checkA2A() error {
 	v, a2a := s.publicURL, s.a2a
-	switch {
-	case len(s.approve) > 0 && !a2a:
+	if len(s.approve) > 0 && !a2a {
 		return usageError{errors.New("-approve names the tools whose calls wait for the A2A client's approval: give -a2a too")}
-	case len(s.approve) > 0 && s.agents != "":
-		return usageError{errors.New("-approve with -agents: approvals over A2A are not supported for a team yet")}
 	}
 	if v == "" {
 		return nil
