@@ -56,6 +56,11 @@ type DurableJob struct {
 	// CallerTools are the tools the client runs ([Options.CallerTools]):
 	// their calls wait for [DurableRunner.SendToolResults].
 	CallerTools []openai.FunctionDefinitionParam
+	// Agents names, for a team's root ([robby.WithTeam]), the agent of each
+	// of Messages, as the store keeps them ([robby.Message.Agent]): the run
+	// goes on with the agent that holds the conversation. It is nil when no
+	// message names one.
+	Agents []string
 }
 
 // DurableProgress is what a durable run did so far.
@@ -199,7 +204,7 @@ func (x *executor) answerDurable(ctx context.Context, ec *a2asrv.ExecutorContext
 // run. ok is false if it did not start: the task failed then.
 func (x *executor) startDurable(ctx context.Context, ec *a2asrv.ExecutorContext, prompt string, yield func(a2a.Event, error) bool) (d durableRun, ok bool) {
 	x.supersede(ctx, ec)
-	msgs, after, err := x.durableInput(ctx, ec.User.Name, ec.ContextID, prompt)
+	msgs, agents, after, err := x.durableInput(ctx, ec.User.Name, ec.ContextID, prompt)
 	if err != nil {
 		yield(failed(ec, x.failure(ctx, ec, err)), nil)
 		return d, false
@@ -210,7 +215,7 @@ func (x *executor) startDurable(ctx context.Context, ec *a2asrv.ExecutorContext,
 	if !yield(working, nil) {
 		return d, false
 	}
-	job := DurableJob{ID: d.Run, Messages: msgs, Approve: x.approve, CallerTools: x.callerTools}
+	job := DurableJob{ID: d.Run, Messages: msgs, Approve: x.approve, CallerTools: x.callerTools, Agents: agents}
 	if err := x.durable.Start(ctx, job); err != nil {
 		yield(failed(ec, x.failure(ctx, ec, err)), nil)
 		return d, false
@@ -315,7 +320,7 @@ func (x *executor) follow(ctx context.Context, d durableRun, tell func(DurablePr
 // ends.
 func (x *executor) ended(ctx context.Context, ec *a2asrv.ExecutorContext, d durableRun, user string, res *robby.Result, err error) *a2a.TaskStatusUpdateEvent {
 	if res != nil {
-		if serr := x.saveDurable(context.WithoutCancel(ctx), user, ec.ContextID, d.After, res.Messages); serr != nil && err == nil {
+		if serr := x.saveDurable(context.WithoutCancel(ctx), user, ec.ContextID, d.After, res); serr != nil && err == nil {
 			err = serr
 		}
 	}
@@ -330,8 +335,9 @@ func (x *executor) ended(ctx context.Context, ec *a2asrv.ExecutorContext, d dura
 }
 
 // durableInput adds the prompt to the context's conversation, and returns
-// the conversation and the count of its messages.
-func (x *executor) durableInput(ctx context.Context, user, contextID, prompt string) ([]openai.ChatCompletionMessageParamUnion, int64, error) {
+// the conversation, the agent of each of its messages (nil when none names
+// one: DurableJob.Agents) and the count of its stored messages.
+func (x *executor) durableInput(ctx context.Context, user, contextID, prompt string) (msgs []openai.ChatCompletionMessageParamUnion, agents []string, n int64, err error) {
 	input := openai.UserMessage(prompt)
 	if x.store == nil { // the conversation without the agent's system prompt, which the run adds
 		conv, ok := x.mem.get(user + "\x00" + contextID)
@@ -342,11 +348,11 @@ func (x *executor) durableInput(ctx context.Context, user, contextID, prompt str
 		conv.AddMessages(input)
 		x.mem.put(user+"\x00"+contextID, conv)
 		msgs := conv.Messages()
-		return msgs, int64(len(msgs)), nil
+		return msgs, nil, int64(len(msgs)), nil
 	}
 	raw, err := input.MarshalJSON()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	c, stored, err := x.store.Load(ctx, user, contextID)
 	switch {
@@ -357,26 +363,31 @@ func (x *executor) durableInput(ctx context.Context, user, contextID, prompt str
 		c.Messages++
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(stored)+1)
+	msgs = make([]openai.ChatCompletionMessageParamUnion, 0, len(stored)+1)
+	named := false
 	for _, m := range stored {
 		if m.Chat == nil {
 			continue // an error record, for people
 		}
 		var msg openai.ChatCompletionMessageParamUnion
 		if err := msg.UnmarshalJSON(m.Chat); err != nil {
-			return nil, 0, fmt.Errorf("conversation %q, message %d: %w", contextID, m.Seq, err)
+			return nil, nil, 0, fmt.Errorf("conversation %q, message %d: %w", contextID, m.Seq, err)
 		}
-		msgs = append(msgs, msg)
+		msgs, agents, named = append(msgs, msg), append(agents, m.Agent), named || m.Agent != ""
 	}
-	return append(msgs, input), c.Messages, nil
+	if !named {
+		agents = nil
+	}
+	return append(msgs, input), agents, c.Messages, nil
 }
 
 // saveDurable appends the messages a durable run added to its
-// conversation, once: replicas that each followed the run find them
-// written by the first.
-func (x *executor) saveDurable(ctx context.Context, user, contextID string, after int64, added []openai.ChatCompletionMessageParamUnion) error {
+// conversation, each with its agent if the run names them, once: replicas
+// that each followed the run find them written by the first.
+func (x *executor) saveDurable(ctx context.Context, user, contextID string, after int64, res *robby.Result) error {
+	added := res.Messages
 	if x.store == nil {
 		key := user + "\x00" + contextID
 		if conv, ok := x.mem.get(key); ok && int64(len(conv.Messages())) == after {
@@ -386,12 +397,15 @@ func (x *executor) saveDurable(ctx context.Context, user, contextID string, afte
 		return nil
 	}
 	msgs := make([]robby.Message, 0, len(added))
-	for _, m := range added {
+	for i, m := range added {
 		raw, err := m.MarshalJSON()
 		if err != nil {
 			return err
 		}
 		msgs = append(msgs, robby.Message{Chat: raw})
+		if i < len(res.Agents) {
+			msgs[i].Agent = res.Agents[i] // a team's
+		}
 	}
 	if len(msgs) == 0 {
 		return nil

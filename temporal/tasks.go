@@ -29,7 +29,8 @@ func (tr *TaskRunner) Start(ctx context.Context, job a2aserver.DurableJob) error
 		return errors.New("robby/temporal: TaskRunner without a client")
 	}
 	_, err := Start(ctx, tr.Client, client.StartWorkflowOptions{ID: job.ID, TaskQueue: tr.TaskQueue},
-		Request{Agent: tr.Agent, Messages: job.Messages, Approve: job.Approve, CallerTools: job.CallerTools})
+		Request{Agent: tr.Agent, Messages: job.Messages, Approve: job.Approve, CallerTools: job.CallerTools,
+			Agents: job.Agents})
 	return err
 }
 

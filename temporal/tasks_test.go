@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -218,5 +219,56 @@ func TestA2ACallerToolOnTemporal(t *testing.T) {
 	last := reqs[len(reqs)-1].Messages
 	if m := last[len(last)-1]; m.Role != "tool" || m.Content != "a Go agent library" {
 		t.Errorf("the model read last %+v; want the client's result", m)
+	}
+}
+
+// A team's durable A2A tasks in one context: triage hands the first over
+// to billing, which answers; the context's conversation keeps each
+// message's agent, so the second task's workflow starts with billing.
+func TestA2ATeamContextOnTemporal(t *testing.T) {
+	model := robbytest.NewServer()
+	t.Cleanup(model.Close)
+	model.Reply(robbytest.ToolCalls(robbytest.Call("transfer_to_billing", `{"reason":"a refund"}`)),
+		robbytest.Text("Refunded order 7."), robbytest.Text("Refunded order 8 too."))
+	billing, err := robby.New(robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithName("billing"),
+		robby.WithSystem(billingSystem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { billing.Close() })
+	c, store := agentWorker(t, "a2a", robby.WithBaseURL(model.URL), robby.WithModel("m"), robby.WithName("triage"),
+		robby.WithSystem(triageSystem), robby.WithHandoffs(robby.Handoff{To: "billing"}), robby.WithTeam(billing))
+	client := durableA2A(t, c, a2aserver.Options{Store: store})
+	var contextID string
+	for _, q := range []struct{ prompt, answer string }{
+		{"A refund for order 7.", "Refunded order 7."},
+		{"And order 8.", "Refunded order 8 too."},
+	} {
+		msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(q.prompt))
+		msg.ContextID = contextID
+		res, err := client.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task := res.(*a2a.Task)
+		if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 ||
+			string(task.Artifacts[0].Parts[0].Content.(a2a.Text)) != q.answer {
+			t.Fatalf("%q: read %s, %v; want completed with %q", q.prompt, task.Status.State, task.Artifacts, q.answer)
+		}
+		contextID = task.ContextID
+	}
+	reqs := model.Requests()
+	if len(reqs) != 3 || systemOf(reqs[2]) != billingSystem {
+		t.Errorf("%d model requests, the last to %q; want 3, the last to billing", len(reqs), systemOf(reqs[len(reqs)-1]))
+	}
+	_, msgs, err := store.Load(t.Context(), "", contextID)
+	var agents []string
+	for _, m := range msgs {
+		agents = append(agents, m.Agent)
+	}
+	// The prompts, stored before their runs, name no agent.
+	want := []string{"", "triage", "triage", "billing", "billing", "", "billing"}
+	if err != nil || !slices.Equal(agents, want) {
+		t.Fatalf("the context's conversation: agents %q, %v; want %q", agents, err, want)
 	}
 }
