@@ -347,7 +347,7 @@ func (x *executor) durableInput(ctx context.Context, user, contextID, prompt str
 		}
 		conv.AddMessages(input)
 		x.mem.put(user+"\x00"+contextID, conv)
-		msgs := conv.Messages()
+		msgs = conv.Messages()
 		return msgs, nil, int64(len(msgs)), nil
 	}
 	raw, err := input.MarshalJSON()
