@@ -35,7 +35,7 @@ func TestBrowserGuardBlock(t *testing.T) {
 	}
 
 	ask(t, ctx, "Tell me about the beast")
-	poll(t, ctx, `(document.querySelector('#log .msg.assistant:last-child .error')?.textContent || '').includes('blocked')`)
+	poll(t, ctx, `(document.querySelector('#log .msg.assistant:last-child .error')?.textContent || '').includes('blocked') && `+answerEnded)
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](
 		`document.querySelector('#log .msg.assistant:last-child').innerText`))
 	require.NoError(t, err)

@@ -434,10 +434,15 @@ type answer struct {
 	Tools, Results, ToolStates []string
 }
 
+// answerEnded holds once the page is done with an answer: its usage or
+// error shows as soon as the stream sends it, its buttons and the composer
+// only after the stream's end, which may come later.
+const answerEnded = `document.getElementById('stop').hidden`
+
 // lastAnswer waits for the last answer to end, and reads it.
 func lastAnswer(t *testing.T, ctx context.Context) answer {
 	t.Helper()
-	poll(t, ctx, `document.querySelector('#log .msg.assistant:last-child .usage') !== null`)
+	poll(t, ctx, `document.querySelector('#log .msg.assistant:last-child .usage') !== null && `+answerEnded)
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
 		const m = [...document.querySelectorAll('#log .msg.assistant')].pop();
 		const all = (sel) => [...m.querySelectorAll(sel)].map((e) => e.textContent);

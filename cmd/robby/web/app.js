@@ -19,6 +19,8 @@ const state = {
   running: null,  // the AbortController of the answer streaming
   prompts: [],    // the MCP servers' prompts, offered in an empty chat
   editing: false, // the last question is being edited
+  opening: null,  // start's promise, until the page's first chat is open
+  queued: false,  // a question waits for that chat
 };
 
 class SignInNeeded extends Error {}
@@ -840,10 +842,19 @@ function closeSideOnPhone() {
 }
 
 function wire() {
-  $('composer').addEventListener('submit', (e) => {
+  $('composer').addEventListener('submit', async (e) => {
     e.preventDefault();
+    // While an answer streams, the text stays in the composer, to send after.
+    if (state.running || state.queued) return;
     const text = $('prompt').value;
     $('prompt').value = '';
+    // A question asked while the page opens its first chat goes to that
+    // chat: opening it would otherwise stop the answer and clear the log.
+    if (state.opening) {
+      state.queued = true;
+      await state.opening;
+      state.queued = false;
+    }
     send(text);
   });
   $('prompt').addEventListener('keydown', (e) => {
@@ -878,7 +889,16 @@ function wire() {
   });
 }
 
-async function start() {
+// start loads the user's chats and opens one: the chat of the URL, or a
+// new one. state.opening holds it while it runs; it never rejects.
+function start() {
+  state.opening = openFirstChat().catch((e) => {
+    if (!(e instanceof SignInNeeded)) showError('Could not reach the robby server.');
+  }).finally(() => { state.opening = null; });
+  return state.opening;
+}
+
+async function openFirstChat() {
   if (!(await loadChats())) return;
   $('sign-out').hidden = !state.token;
   const id = decodeURIComponent(location.hash.slice(1));
