@@ -42,7 +42,8 @@
 // calls with their outputs. With [Options.Store], the chat's id names a stored
 // conversation of the user the bearer token authenticates. Only the last
 // message, the user's new one, is read. The history is the store's, and the run
-// saves each message as it happens ([robby.WithConversation]). The routes
+// saves each message as it happens ([robby.WithConversation]). A chat runs one
+// question at a time: the next waits for a stopped run's last save. The routes
 //
 //	GET    /api/chats        the user's chats, the most recent first
 //	GET    /api/chats/{id}   one chat, its messages as UI messages

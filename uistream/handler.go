@@ -53,6 +53,7 @@ type Handler struct {
 	opts  Options
 	guard *httpapi.Guard
 	mux   *http.ServeMux
+	chats chatLocks // one run at a time in a stored chat
 }
 
 // New serves agent. opts is copied.
@@ -97,6 +98,13 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.refuse(w, r, err)
 		return
+	}
+	if h.opts.Store != nil {
+		unlock, err := h.chats.lock(r.Context(), httpapi.User(r)+"\x00"+req.ID)
+		if err != nil {
+			return // the client is gone
+		}
+		defer unlock()
 	}
 	out := newStream(w)
 	err = out.run(conv.Stream(r.Context(), prompt, opts...))

@@ -189,3 +189,43 @@ func TestCompactionIsAPart(t *testing.T) {
 	assert.Equal(t, "drop", compaction["policy"])
 	assert.Less(t, compaction["tokensAfter"], compaction["tokensBefore"])
 }
+
+// slowRecords is a store whose writes of a stopped run's record take a
+// while, as under load.
+type slowRecords struct{ robby.Store }
+
+func (s slowRecords) Append(ctx context.Context, user, id string, after int64, msgs ...robby.Message) error {
+	for _, m := range msgs {
+		if m.Error != "" {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	return s.Store.Append(ctx, user, id, after, msgs...)
+}
+
+// TestNextQuestionWaitsForTheStoppedRun: a question sent right after the
+// client stopped an answer waits for the stopped run to store its record,
+// then runs on the chat with it; it does not fail on a conflict.
+func TestNextQuestionWaitsForTheStoppedRun(t *testing.T) {
+	srv := newServer(t, robbytest.Text("one two three four five six seven eight nine ten").WithDelay(100*time.Millisecond),
+		robbytest.Text("Eleven."))
+	store := newStore(t)
+	h := httptest.NewServer(uistream.New(newAgent(t, srv), uistream.Options{Store: slowRecords{store}}))
+	defer h.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	resp := httpapitest.DoContext(ctx, t, h.URL+"/api/chat", "POST", "", chatBody("c", "Count to ten."))
+	httpapitest.ReadUntil(t, resp.Body, "text-delta")
+	cancel()
+	resp.Body.Close()
+	parts, done := readParts(t, httpapitest.Do(t, h.URL+"/api/chat", "POST", "", chatBody("c", "And then?")).Body)
+	require.True(t, done, "the next question's stream ends: %v", parts)
+	for _, p := range parts {
+		assert.NotEqual(t, "error", p.typ(), "the next question fails: %v", parts)
+	}
+	_, msgs, err := store.Load(t.Context(), "", "c")
+	require.NoError(t, err)
+	require.Len(t, msgs, 4, "the prompt, the stopped run's record, the next prompt, its answer")
+	assert.Contains(t, msgs[1].Error, "context canceled")
+	assert.Contains(t, string(msgs[3].Chat), "Eleven.")
+}
