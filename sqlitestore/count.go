@@ -21,6 +21,7 @@ func (s *Store) AddCount(ctx context.Context, user, name string, window time.Tim
 		return 0, fmt.Errorf("counter %q: cannot add %d", name, n)
 	}
 	if n == 0 {
+		defer s.readStmts.prepare(ctx)
 		err := s.readStmts.queryRow(ctx, `SELECT value FROM robby_store_counts
 			WHERE user_id = ? AND name = ? AND window_start = ?`, user, name, start).Scan(&total)
 		if errors.Is(err, sql.ErrNoRows) {

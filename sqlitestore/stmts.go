@@ -28,51 +28,60 @@ func newStmtCache(db *sql.DB) *stmtCache {
 }
 
 // get returns query's statement, or nil when it is not prepared yet: the
-// next prepare prepares it.
+// next prepare prepares it. Once the cache is closed, it is always nil.
 func (c *stmtCache) get(query string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st, ok := c.m[query]
-	if !ok {
+	if !ok && c.m != nil {
 		c.m[query], c.pending = nil, true
 	}
 	return st
 }
 
 // prepare prepares the statements used since the last time. The caller
-// holds no transaction of the database, so a connection is free. A
-// statement that fails to prepare is tried again next time; meanwhile it
-// runs unprepared, and reports its error itself.
+// holds no connection of the database, so one is free. The cache is not
+// locked while preparing: a caller in a transaction may wait for the lock,
+// and the pool may be bounded. A statement that fails to prepare is tried
+// again next time; meanwhile it runs unprepared, and reports its error
+// itself.
 func (c *stmtCache) prepare(ctx context.Context) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.pending {
-		return
+	var todo []string
+	if c.pending {
+		for q, st := range c.m {
+			if st == nil {
+				todo = append(todo, q)
+			}
+		}
+		c.pending = false
 	}
-	c.pending = false
-	for q, st := range c.m {
-		if st != nil {
-			continue
-		}
+	c.mu.Unlock()
+	for _, q := range todo {
 		st, err := c.db.PrepareContext(ctx, q)
-		if err != nil {
+		c.mu.Lock()
+		switch {
+		case err != nil:
 			c.pending = true
-			continue
+		case c.m == nil || c.m[q] != nil: // closed, or prepared by another caller
+			st.Close()
+		default:
+			c.m[q] = st
 		}
-		c.m[q] = st
+		c.mu.Unlock()
 	}
 }
 
-// close closes the statements.
+// close closes the statements. The cache prepares none after.
 func (c *stmtCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for q, st := range c.m {
+	for _, st := range c.m {
 		if st != nil {
 			st.Close()
 		}
-		delete(c.m, q)
 	}
+	c.m = nil
 }
 
 // A stmtTx is a transaction that runs the statements of its cache prepared.
@@ -113,9 +122,10 @@ func (tx stmtTx) QueryRowContext(ctx context.Context, query string, args ...any)
 	return tx.Tx.QueryRowContext(ctx, query, args...)
 }
 
-// query is [sql.DB.QueryContext] on the cache's database, prepared.
+// query is [sql.DB.QueryContext] on the cache's database, prepared. The
+// caller prepares the cache once the rows are closed: preparing takes a
+// connection of the bounded pool, and the rows hold one.
 func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	defer c.prepare(ctx)
 	if st := c.get(query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -123,8 +133,8 @@ func (c *stmtCache) query(ctx context.Context, query string, args ...any) (*sql.
 }
 
 // queryRow is [sql.DB.QueryRowContext] on the cache's database, prepared.
+// As with query, the caller prepares the cache once the row is scanned.
 func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	defer c.prepare(ctx)
 	if st := c.get(query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

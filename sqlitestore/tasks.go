@@ -73,6 +73,7 @@ func (s *Store) TouchTask(ctx context.Context, user, id string) error {
 
 // GetTask implements [robby.TaskStore].
 func (s *Store) GetTask(ctx context.Context, user, id string) (robby.Task, error) {
+	defer s.readStmts.prepare(ctx)
 	t, err := scanTask(s.readStmts.queryRow(ctx, `SELECT `+taskColumns+` FROM robby_store_tasks
 		WHERE user_id = ? AND id = ?`, user, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -93,6 +94,7 @@ func (s *Store) ListTasks(ctx context.Context, user string, opts robby.TaskListO
 	if opts.UpdatedAfter.IsZero() {
 		after = 0
 	}
+	defer s.readStmts.prepare(ctx) // after rows.Close
 	const filter = ` WHERE user_id = ? AND (? = '' OR context_id = ?) AND (? = '' OR state = ?) AND updated >= ?`
 	args := []any{user, opts.ContextID, opts.ContextID, opts.State, opts.State, after}
 	if err := s.readStmts.queryRow(ctx, `SELECT count(*) FROM robby_store_tasks`+filter, args...).Scan(&page.Total); err != nil {
