@@ -1,7 +1,8 @@
 // Package sqlitestore is a [robby.Store] in one SQLite file, through the pure
 // Go driver modernc.org/sqlite (no cgo).
 //
-// The file is in WAL mode: readers never wait for the writer. Writes of one
+// The file is in WAL mode: readers never wait for the writer. They share a
+// pool of connections kept open, two a core (at least four). Writes of one
 // process go through one connection: those waiting together share one
 // transaction and its sync to disk, each in a savepoint of its own, so one
 // that fails rolls back alone (group commit). Writes of several processes
