@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -169,6 +170,37 @@ func BenchmarkStoreLoad10k(b *testing.B) {
 					b.Fatal(len(msgs), err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkStoreLoadConcurrent has 100 goroutines load conversations of six
+// messages at once, as the Responses endpoint reads the previous response's
+// under load: many more readers than cores.
+func BenchmarkStoreLoadConcurrent(b *testing.B) {
+	ctx := context.Background()
+	for _, st := range stores(b) {
+		b.Run(st.name, func(b *testing.B) {
+			s := st.open(b)
+			for i := range 100 {
+				msgs := make([]robby.Message, 6)
+				for j := range msgs {
+					msgs[j] = storetest.Chat(fmt.Sprintf("message %d of %d", j, i))
+				}
+				if _, err := s.Create(ctx, robby.Conversation{User: "u", ID: fmt.Sprint("c", i)}, msgs...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetParallelism(100 / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for i := 0; pb.Next(); i++ {
+					if _, msgs, err := s.Load(ctx, "u", fmt.Sprint("c", i%100)); err != nil || len(msgs) != 6 {
+						b.Error(len(msgs), err)
+						return
+					}
+				}
+			})
 		})
 	}
 }
