@@ -40,13 +40,18 @@ type runConfig struct {
 // included, replaces the agent's. The others stay as they are. An empty
 // Model keeps the agent's. Messages and Tools are not parameters. Give
 // messages as the prompt or with [Agent.AddMessages], and tools with
-// [WithCallerTools].
+// [WithCallerTools]. Params that set nothing change nothing.
 func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
 	return func(rc *runConfig) error {
 		if len(params.Messages) > 0 || len(params.Tools) > 0 {
 			return errors.New("robby: WithRunParams: Messages and Tools are not parameters")
 		}
 		rc.params = &params
+		if reflect.ValueOf(&params).Elem().IsZero() {
+			// The agent's parameters, encoded once, serve the run: most
+			// requests a server passes on set none of their own.
+			rc.params = nil
+		}
 		return nil
 	}
 }

@@ -197,6 +197,29 @@ func TestRunParamsAreLaidOverTheAgentsForOneRun(t *testing.T) {
 	assert.NotContains(t, second, "min_p")
 }
 
+// TestEmptyRunParamsChangeNothing: a server passes on each request's
+// parameters, most often none. Those runs send the agent's parameters, as a
+// run without the option does, extra fields and all.
+func TestEmptyRunParamsChangeNothing(t *testing.T) {
+	srv := newServer(t)
+	srv.Reply(robbytest.Text("one"), robbytest.Text("two"))
+	base := openai.ChatCompletionNewParams{Temperature: openai.Float(0.2), Seed: openai.Int(1)}
+	base.SetExtraFields(map[string]any{"top_k": 40})
+	a := newTestAgent(t, srv, WithParams(base))
+	for ev, err := range a.Clone().Stream(t.Context(), "hi", WithRunParams(openai.ChatCompletionNewParams{})) {
+		require.NoError(t, err, ev)
+	}
+	for ev, err := range a.Clone().Stream(t.Context(), "hi") {
+		require.NoError(t, err, ev)
+	}
+	var with, without map[string]any
+	require.NoError(t, json.Unmarshal(srv.Requests()[0].Body, &with))
+	require.NoError(t, json.Unmarshal(srv.Requests()[1].Body, &without))
+	assert.Equal(t, without, with)
+	assert.EqualValues(t, 40, with["top_k"])
+	assert.Equal(t, 0.2, with["temperature"])
+}
+
 func TestRunSystemIsSentWithEveryTurnButNotKept(t *testing.T) {
 	srv := newServer(t)
 	srv.Reply(robbytest.ToolCalls(robbytest.Call("add", `{"a":1,"b":2}`)), robbytest.Text("3"), robbytest.Text("ok"))
