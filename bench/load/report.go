@@ -12,19 +12,20 @@ func printResults(w io.Writer, cfg config, results []*result) {
 	fmt.Fprintf(w, "%d users, %d turns each (the first calls a tool), the model streaming %d chunks over %v\n",
 		cfg.Users, cfg.Turns, cfg.Chunks, cfg.Latency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\trequests\terrors\treq/s\tadded p50\tadded p99\tRSS/conv\tgoroutines\tstored/sent\t")
+	fmt.Fprintln(tw, "target\trequests\terrors\treq/s\tadded p50\tadded p99\tCPU/req\tRSS/conv\tgoroutines\tstored/sent\t")
 	for _, r := range results {
 		rate := float64(r.Requests) / r.Wall.Seconds()
-		perConv, goroutines, stored := "-", "-", "-"
+		cpu, perConv, goroutines, stored := "-", "-", "-", "-"
 		if r.robby {
+			cpu = fmt.Sprintf("%.2f ms", float64(r.CPU.Microseconds())/1000/float64(max(r.Requests, 1)))
 			perConv = fmt.Sprintf("%.0f KiB", float64(r.RSSPeak-r.RSSBase)/1024/float64(r.Users))
 			goroutines = fmt.Sprintf("%d → %d", r.GoStart, r.GoEnd)
 		}
 		if r.storedCheck {
 			stored = fmt.Sprintf("%d/%d", r.Stored, r.Sent)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%v\t%v\t%s\t%s\t%s\t\n", r.Name, r.Requests, len(r.Errors), rate,
-			ms(quantile(r.Added, 0.5)), ms(quantile(r.Added, 0.99)), perConv, goroutines, stored)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%v\t%v\t%s\t%s\t%s\t%s\t\n", r.Name, r.Requests, len(r.Errors), rate,
+			ms(quantile(r.Added, 0.5)), ms(quantile(r.Added, 0.99)), cpu, perConv, goroutines, stored)
 	}
 	tw.Flush()
 	for _, r := range results {

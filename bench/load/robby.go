@@ -135,6 +135,37 @@ func (p *robbyProc) rss() (int64, error) {
 	return 0, errors.New("no VmRSS in /proc/PID/status")
 }
 
+// cpu returns the CPU time the process has used, user and system.
+func (p *robbyProc) cpu() (time.Duration, error) {
+	return procCPU(p.cmd.Process.Pid)
+}
+
+// procCPU returns the CPU time process pid has used: utime and stime of
+// /proc/PID/stat, the 14th and 15th fields, counted in the kernel's clock
+// ticks for user space, 100 a second on Linux (USER_HZ).
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command's name, the 2nd field, may hold spaces: the others follow
+	// its closing parenthesis.
+	i := strings.LastIndexByte(string(b), ')')
+	fields := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // the 14th and 15th fields of the line
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * (time.Second / 100), nil
+}
+
 // goroutines returns the count of robby's goroutines, from its profiles.
 func (p *robbyProc) goroutines(ctx context.Context) (int, error) {
 	body, err := p.profile(ctx, "goroutine?debug=1")

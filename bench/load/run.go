@@ -41,6 +41,7 @@ type result struct {
 	Wall               time.Duration
 	Added              []time.Duration // sorted
 	RSSBase, RSSPeak   int64           // bytes; 0 for the floor
+	CPU                time.Duration   // robby's, user and system, over the run; 0 for the floor
 	GoStart, GoEnd     int             // robby's goroutines before and after; 0 for the floor
 	Sent, Stored       int             // user messages; Stored is -1 when none are kept
 	StoreErr           error
@@ -176,8 +177,16 @@ func (e *environment) robby(ctx context.Context, api string) (*result, error) {
 	if e.cfg.Profile != "" {
 		profiles = p.saveProfiles(ctx, filepath.Join(e.cfg.Profile, api), e.cfg.ProfileSeconds)
 	}
+	cpu, err := p.cpu()
+	if err != nil {
+		return nil, err
+	}
 	turns, wall := d.drive(ctx, e.cfg.Users, e.cfg.Ramp)
 	r.RSSPeak = peak()
+	if r.CPU, err = p.cpu(); err != nil {
+		return nil, err
+	}
+	r.CPU -= cpu
 	r.tally(turns, wall)
 	if profiles != nil {
 		if err := profiles(); err != nil {
