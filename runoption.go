@@ -46,11 +46,11 @@ func WithRunParams(params openai.ChatCompletionNewParams) RunOption {
 		if len(params.Messages) > 0 || len(params.Tools) > 0 {
 			return errors.New("robby: WithRunParams: Messages and Tools are not parameters")
 		}
-		rc.params = &params
-		if reflect.ValueOf(&params).Elem().IsZero() {
-			// The agent's parameters, encoded once, serve the run: most
-			// requests a server passes on set none of their own.
-			rc.params = nil
+		// Params that set nothing leave the run the agent's, encoded once:
+		// most requests a server passes on set none of their own.
+		rc.params = nil
+		if !reflect.ValueOf(&params).Elem().IsZero() {
+			rc.params = &params
 		}
 		return nil
 	}

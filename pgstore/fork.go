@@ -57,7 +57,8 @@ func (s *Store) forkAtEnd(ctx context.Context, c robby.Conversation, from string
 	sum := convstore.Usage(convstore.SumUsage(msgs, usageOf)).Args()
 	args := append(append([]any{c.ID, c.User, c.Title, convstore.EncodeMetadata(c.Metadata), c.Messages + int64(len(msgs)),
 		c.Created, c.Updated}, sum...), append(messageArrays(msgs), from, c.Messages)...)
-	rows, err := s.pool.Query(ctx, `WITH src AS (
+	var u robby.Usage
+	err := s.pool.QueryRow(ctx, `WITH src AS (
 			SELECT `+convstore.UsageColumns+`, (`+segmentOf(24)+`) AS parent
 			FROM robby_store_conversations c WHERE user_id = $2 AND id = $23 AND messages = $24 FOR SHARE
 		), s AS (
@@ -78,19 +79,15 @@ func (s *Store) forkAtEnd(ctx context.Context, c robby.Conversation, from string
 			SELECT c.segment, $24 + m.ord, m.chat::json, m.error, m.agent, $6, m.p, m.c, m.t, m.cp, m.r, m.cost
 			FROM c, `+unnestMessages(14)+`
 		)
-		SELECT `+convstore.UsageColumns+` FROM c`, args...)
+		SELECT `+convstore.UsageColumns+` FROM c`, args...).Scan((*convstore.Usage)(&u).Dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, false, nil
+	}
 	if err != nil {
 		return c, false, err
 	}
-	u, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (robby.Usage, error) {
-		var u robby.Usage
-		return u, row.Scan((*convstore.Usage)(&u).Dest()...)
-	})
-	if err != nil || len(u) == 0 {
-		return c, false, err
-	}
 	c.Messages += int64(len(msgs))
-	c.Usage = u[0]
+	c.Usage = u
 	return c, true, nil
 }
 

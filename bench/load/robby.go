@@ -150,9 +150,12 @@ func procCPU(pid int) (time.Duration, error) {
 	}
 	// The command's name, the 2nd field, may hold spaces: the others follow
 	// its closing parenthesis.
-	i := strings.LastIndexByte(string(b), ')')
-	fields := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(fields) < 13 {
+	line := string(b)
+	var fields []string
+	if i := strings.LastIndexByte(line, ')'); i >= 0 {
+		fields = strings.Fields(line[i+1:])
+	}
+	if len(fields) < 13 {
 		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
 	}
 	var ticks int64

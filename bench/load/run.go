@@ -177,16 +177,17 @@ func (e *environment) robby(ctx context.Context, api string) (*result, error) {
 	if e.cfg.Profile != "" {
 		profiles = p.saveProfiles(ctx, filepath.Join(e.cfg.Profile, api), e.cfg.ProfileSeconds)
 	}
-	cpu, err := p.cpu()
+	cpuStart, err := p.cpu()
 	if err != nil {
 		return nil, err
 	}
 	turns, wall := d.drive(ctx, e.cfg.Users, e.cfg.Ramp)
 	r.RSSPeak = peak()
-	if r.CPU, err = p.cpu(); err != nil {
+	cpuEnd, err := p.cpu()
+	if err != nil {
 		return nil, err
 	}
-	r.CPU -= cpu
+	r.CPU = cpuEnd - cpuStart
 	r.tally(turns, wall)
 	if profiles != nil {
 		if err := profiles(); err != nil {
