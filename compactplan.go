@@ -11,6 +11,7 @@ import (
 	sjson "github.com/segmentio/encoding/json"
 
 	"github.com/robby-go/robby/internal/chattext"
+	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/tokens"
 	"github.com/robby-go/robby/internal/trunc"
 )
@@ -204,8 +205,8 @@ func (p *plan) compactWith(ctx context.Context, fn CompactFunc, budget int, ev *
 	all := make([]openai.ChatCompletionMessageParamUnion, 0, len(p.list)+len(p.pending))
 	all = append(all, p.list...)
 	for _, raw := range p.pending {
-		var m openai.ChatCompletionMessageParamUnion
-		if err := m.UnmarshalJSON(raw); err != nil {
+		m, err := chatwire.DecodeMessage(raw)
+		if err != nil {
 			return fmt.Errorf("compaction: reading a pending message: %w", err)
 		}
 		all = append(all, m)

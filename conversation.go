@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/trunc"
 )
 
@@ -103,8 +104,8 @@ func (j *journal) open(ctx context.Context, a *Agent, prompt messages) error {
 		if m.Chat == nil {
 			continue // an error record, for people
 		}
-		var msg openai.ChatCompletionMessageParamUnion
-		if err := msg.UnmarshalJSON(m.Chat); err != nil {
+		msg, err := chatwire.DecodeMessage(m.Chat)
+		if err != nil {
 			return fmt.Errorf("conversation %q, message %d: %w", j.id, m.Seq, err)
 		}
 		conv.add(msg, m.Chat)

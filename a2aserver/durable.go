@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/trunc"
 )
 
@@ -371,8 +372,8 @@ func (x *executor) durableInput(ctx context.Context, user, contextID, prompt str
 		if m.Chat == nil {
 			continue // an error record, for people
 		}
-		var msg openai.ChatCompletionMessageParamUnion
-		if err := msg.UnmarshalJSON(m.Chat); err != nil {
+		msg, err := chatwire.DecodeMessage(m.Chat)
+		if err != nil {
 			return nil, nil, 0, fmt.Errorf("conversation %q, message %d: %w", contextID, m.Seq, err)
 		}
 		msgs, agents, named = append(msgs, msg), append(agents, m.Agent), named || m.Agent != ""

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/internal/randid"
 )
@@ -406,7 +407,7 @@ func (h *Handler) inConversation(ctx context.Context, user, id string) (robby.Co
 	}
 	history := make([]openai.ChatCompletionMessageParamUnion, len(raws))
 	for i, raw := range raws {
-		if err := history[i].UnmarshalJSON(raw); err != nil {
+		if history[i], err = chatwire.DecodeMessage(raw); err != nil {
 			return c, nil, fmt.Errorf("conversation %q: %w", id, err)
 		}
 	}

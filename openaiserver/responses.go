@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/robby-go/robby"
+	"github.com/robby-go/robby/internal/chatwire"
 	"github.com/robby-go/robby/internal/convstore"
 	"github.com/robby-go/robby/internal/httpapi"
 	"github.com/robby-go/robby/internal/randid"
@@ -358,8 +359,8 @@ func (h *Handler) previous(ctx context.Context, user, id string) (robby.Conversa
 		if m.Chat == nil {
 			continue // the error that ended a run, for people
 		}
-		var msg openai.ChatCompletionMessageParamUnion
-		if err := msg.UnmarshalJSON(m.Chat); err != nil {
+		msg, err := chatwire.DecodeMessage(m.Chat)
+		if err != nil {
 			return c, nil, nil, fmt.Errorf("conversation %q, message %d: %w", conv, m.Seq, err)
 		}
 		history = append(history, msg)
