@@ -87,9 +87,8 @@ type reader struct {
 }
 
 // lit reads s, which must come next.
-func (r *reader) lit(s string) bool {
+func (r *reader) lit(s string) {
 	r.ok = r.ok && r.opt(s)
-	return r.ok
 }
 
 // opt reads s if it comes next, and reports whether it did.

@@ -135,10 +135,10 @@ func FuzzDecodeMessage(f *testing.F) {
 // decoder, against openai-go's alone.
 func BenchmarkDecodeMessage(b *testing.B) {
 	call, _ := AssistantJSON("", []robbyCall{{"call_abc123", "lookup", `{"q":"capital of France"}`}}, nil)
+	answer, _ := AssistantJSON("The capital of France is Paris, and has been for centuries; a lovely city.", []robbyCall(nil), nil)
 	msgs := []json.RawMessage{
 		UserJSON("What is the capital of France? Please look it up."), call,
-		ToolJSON("Paris is the capital of France.", "call_abc123"),
-		UserJSON("The capital of France is Paris, and has been for centuries; a lovely city."),
+		ToolJSON("Paris is the capital of France.", "call_abc123"), answer,
 	}
 	b.Run("robby", func(b *testing.B) {
 		b.ReportAllocs()
